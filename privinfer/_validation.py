@@ -1,0 +1,118 @@
+"""Validation helpers used at the public boundary (STYLE.md §7).
+
+Every message names the parameter, its owner, the allowed values and what was received.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+
+from privinfer._typing import RandomStateLike
+from privinfer.exceptions import MissingValueError
+
+__all__ = [
+    "check_alpha",
+    "check_in_interval",
+    "check_int",
+    "check_no_nan",
+    "check_random_state",
+    "spawn_generators",
+]
+
+
+def check_random_state(random_state: RandomStateLike) -> np.random.Generator:
+    """Return a :class:`numpy.random.Generator` for ``random_state``.
+
+    ``None`` means fresh entropy from the operating system, never numpy's global state:
+    privacy noise must not be predictable. An int or a SeedSequence gives reproducible
+    draws (for research only); a Generator is used as it is.
+
+    Raises
+    ------
+    TypeError
+        For a bool, a legacy ``RandomState`` or anything else.
+    """
+    if isinstance(random_state, bool | np.random.RandomState):
+        raise TypeError(
+            "random_state must be None, an int, a SeedSequence or a Generator; "
+            f"got {type(random_state).__name__}."
+        )
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None or isinstance(random_state, Integral | np.random.SeedSequence):
+        return np.random.default_rng(random_state)
+    raise TypeError(
+        "random_state must be None, an int, a SeedSequence or a Generator; "
+        f"got {type(random_state).__name__}."
+    )
+
+
+def spawn_generators(random_state: RandomStateLike, n: int) -> list[np.random.Generator]:
+    """Independent child generators of ``random_state`` (``SeedSequence.spawn``).
+
+    Adding a child leaves the earlier ones unchanged, so an extra repetition of a
+    cross-fitting split does not alter the others.
+    """
+    rng = check_random_state(random_state)
+    return [np.random.default_rng(s) for s in rng.bit_generator.seed_seq.spawn(n)]
+
+
+def check_alpha(alpha: object, owner: str) -> float:
+    """Validate a keep probability ``alpha`` in (0, 1]."""
+    if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0.0 < float(alpha) <= 1.0:
+        raise ValueError(
+            f"The 'alpha' parameter of {owner} must be a float in (0, 1]. Got {alpha!r} instead."
+        )
+    return float(alpha)
+
+
+def check_in_interval(
+    value: object,
+    name: str,
+    owner: str,
+    low: float,
+    high: float,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """Validate a real number in an interval; the bounds' openness is configurable."""
+    lb = "(" if low_open else "["
+    rb = ")" if high_open else "]"
+    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(float(value)):
+        raise ValueError(
+            f"The {name!r} parameter of {owner} must be a finite real number in "
+            f"{lb}{low}, {high}{rb}. Got {value!r} instead."
+        )
+    v = float(value)
+    bad_low = v <= low if low_open else v < low
+    bad_high = v >= high if high_open else v > high
+    if bad_low or bad_high:
+        raise ValueError(
+            f"The {name!r} parameter of {owner} must lie in {lb}{low}, {high}{rb}. "
+            f"Got {value!r} instead."
+        )
+    return v
+
+
+def check_int(value: object, name: str, owner: str, minimum: int) -> int:
+    """Validate an integer ``>= minimum`` (a bool is not an integer)."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or int(value) < minimum:
+        raise ValueError(
+            f"The {name!r} parameter of {owner} must be an integer >= {minimum}. "
+            f"Got {value!r} instead."
+        )
+    return int(value)
+
+
+def check_no_nan(values: np.ndarray, name: str, owner: str) -> None:
+    """Raise :class:`MissingValueError` if ``values`` holds NaN or infinite entries."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
+        bad = int(np.sum(~np.isfinite(arr)))
+        raise MissingValueError(
+            f"{owner}: column {name!r} holds {bad} NaN or infinite value(s). Drop or impute "
+            "them before privatisation/estimation; privinfer never drops rows silently."
+        )

@@ -1,0 +1,96 @@
+"""Named exceptions and warnings of privinfer.
+
+Every exception subclasses :class:`PrivinferError` *and* a built-in category, so that
+``except ValueError`` keeps working in user code. Every warning is a named class; the
+same event is recorded in the ``diagnostics`` of the results object it concerns.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DataMismatchError",
+    "FoldError",
+    "IndefiniteGramWarning",
+    "MechanismMismatchError",
+    "MissingValueError",
+    "NonSeparableTermError",
+    "NotFittedError",
+    "OutOfSupportError",
+    "OverlapWarning",
+    "PrivinferDeprecationWarning",
+    "PrivinferError",
+    "PrivinferWarning",
+    "ReferenceAccuracyWarning",
+    "SingularDesignError",
+    "UnknownCategoryError",
+]
+
+
+class PrivinferError(Exception):
+    """Base class of every exception raised by privinfer."""
+
+
+class MechanismMismatchError(PrivinferError, ValueError):
+    """The released data and the mechanism do not describe the same columns or roles.
+
+    Raised when a private column of the mechanism is missing from the data, when the
+    mechanism covers a column that a model requires to be public (outcome, treatment),
+    or when a reference distribution does not cover the private columns.
+    """
+
+
+class DataMismatchError(PrivinferError, ValueError):
+    """Input data have the wrong shape, type or columns for the requested operation."""
+
+
+class MissingValueError(PrivinferError, ValueError):
+    """A column used by a mechanism or a model holds NaN or infinite values."""
+
+
+class OutOfSupportError(PrivinferError, ValueError):
+    """A value lies outside the support of the public reference distribution."""
+
+
+class UnknownCategoryError(PrivinferError, ValueError):
+    """A categorical value is not among the public levels declared by the mechanism."""
+
+
+class NonSeparableTermError(PrivinferError, ValueError):
+    """A formula term mixes private and public variables inside one factor.
+
+    The Q_X^{-1} engine evaluates reference expectations separably (DESIGN.md §4): each
+    design column must be a function of public variables times a function of private
+    variables. ``I(w * x)`` with ``w`` public and ``x`` private is not; write ``w:x``.
+    """
+
+
+class SingularDesignError(PrivinferError, ValueError):
+    """A (private) Gram matrix or Jacobian is singular and cannot be repaired."""
+
+
+class FoldError(PrivinferError, ValueError):
+    """Cross-fitting cannot be carried out (e.g. a fold without treated units)."""
+
+
+class NotFittedError(PrivinferError, ValueError, AttributeError):
+    """A fitted attribute was requested from an object that has not been fitted."""
+
+
+class PrivinferWarning(UserWarning):
+    """Base class of every warning issued by privinfer."""
+
+
+class IndefiniteGramWarning(PrivinferWarning):
+    """A deconvolved Gram matrix was not positive definite and has been repaired."""
+
+
+class OverlapWarning(PrivinferWarning):
+    """Estimated propensities or Riesz weights indicate weak or no overlap."""
+
+
+class ReferenceAccuracyWarning(PrivinferWarning):
+    """The numerical error of reference expectations is not small next to the SE."""
+
+
+class PrivinferDeprecationWarning(PrivinferWarning, DeprecationWarning):
+    """A privinfer feature is deprecated."""

@@ -1,0 +1,3 @@
+"""Differentially private optimal transport and private synthetic measures (extra)."""
+
+__all__: list[str] = []
