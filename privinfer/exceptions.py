@@ -11,17 +11,22 @@ __all__ = [
     "DataMismatchError",
     "FoldError",
     "IndefiniteGramWarning",
+    "MassConditionError",
     "MechanismMismatchError",
     "MissingValueError",
     "NonSeparableTermError",
     "NotFittedError",
+    "NotInInteriorError",
     "OutOfSupportError",
     "OverlapWarning",
     "PrivinferDeprecationWarning",
     "PrivinferError",
     "PrivinferWarning",
+    "ProblemSizeError",
     "ReferenceAccuracyWarning",
     "SingularDesignError",
+    "TransportConvergenceError",
+    "TransportConvergenceWarning",
     "UnknownCategoryError",
 ]
 
@@ -94,3 +99,40 @@ class ReferenceAccuracyWarning(PrivinferWarning):
 
 class PrivinferDeprecationWarning(PrivinferWarning, DeprecationWarning):
     """A privinfer feature is deprecated."""
+
+
+class TransportConvergenceError(PrivinferError, RuntimeError):
+    """An optimal-transport solver stopped before reaching an optimal plan.
+
+    POT's ``ot.emd`` only warns (and returns a non-optimal plan) when ``numItermax`` is
+    reached; privinfer turns that into this error so that no plan is silently wrong.
+    """
+
+
+class TransportConvergenceWarning(PrivinferWarning):
+    """An iterative (entropic) transport solver did not reach its stopping threshold."""
+
+
+class NotInInteriorError(PrivinferError, ValueError):
+    r"""A distribution lies outside the c-interior of the probability simplex.
+
+    Raised when a pmf or density that a PML guarantee is stated for has mass or density
+    below the floor ``c`` (seed 001, the set :math:`\mathcal P_c`); the message names the
+    violating points.
+    """
+
+
+class MassConditionError(PrivinferError, ValueError):
+    """A set ``A`` violates the mass conditions of the optimal binary PML mechanism.
+
+    The kernel :math:`K^*` of seed 001 Theorem 3 exists only when
+    :math:`\\mu(A), \\mu(A^c) \\le 1/(e^{\varepsilon} c)`.
+    """
+
+
+class ProblemSizeError(PrivinferError, ValueError):
+    """An exact computation was requested on a problem too large for it.
+
+    The message states the size, the limit and the documented alternative (for example
+    a tree-metric bound instead of an exact transport problem).
+    """

@@ -1,0 +1,280 @@
+r"""Formula parsing with formulaic, and the roles of columns (outcome, treatment, covariates).
+
+``"y ~ d | x1 + x2 + C(g)"`` uses formulaic's own multipart ``|``: the outcome on the
+left, the treatment in the first right-hand part and the covariates in the second. A
+column is *private* because the mechanism's reference covers it, not because of where it
+sits in the formula (STYLE.md §3).
+
+One formulaic ``ModelSpec`` is built on the released data and then materialises both the
+released covariate design and the reference (quasi-Monte Carlo) design, so that both have
+identical columns, levels and stateful-transform state (``center()``, splines).
+Every covariate term must be a function of private variables only or of public variables
+only: reference expectations are then separable (DESIGN.md §4). Interactions between
+private and public covariates come from the series basis, not from formula terms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import formulaic
+import numpy as np
+import pandas as pd
+
+from privinfer._typing import FloatArray
+from privinfer.exceptions import (
+    DataMismatchError,
+    MechanismMismatchError,
+    MissingValueError,
+    NonSeparableTermError,
+)
+from privinfer.mechanisms.alpha_identity import AlphaIdentity
+
+__all__ = ["CovariateSpec", "TreatmentFormula", "build_covariate_spec", "parse_treatment_formula"]
+
+
+def _term_vars(term_variables: set[Any], columns: set[str]) -> set[str]:
+    """Variables of a term that are data columns (drops function names like ``C``)."""
+    return {str(v) for v in term_variables if str(v) in columns}
+
+
+def cast_private_categoricals(data: pd.DataFrame, mechanism: AlphaIdentity) -> pd.DataFrame:
+    """Cast private categorical columns to the mechanism's public levels (a copy).
+
+    Formulaic then codes every public level, even one absent from the data. Unknown
+    categories were rejected earlier by :meth:`AlphaIdentity.check_data`.
+    """
+    out = data.copy()
+    for col, levels in mechanism.reference.categorical_levels().items():
+        if col in out.columns:
+            out[col] = pd.Categorical(out[col], categories=levels)
+    return out
+
+
+@dataclass(frozen=True)
+class CovariateSpec:
+    """The covariate part of a model formula, split by privacy role.
+
+    Attributes
+    ----------
+    formula : str
+        The covariate formula as written.
+    private_spec, public_spec : formulaic ModelSpec or None
+        Specs materialising the private and the public covariate columns (no intercept).
+    private_names, public_names : tuple of str
+        Column names of the two designs.
+    private_groups, public_groups : tuple of int
+        Group label of each column: columns of one categorical term share a label (their
+        products vanish); every other column has its own.
+    private_variables, public_variables : tuple of str
+        The raw data columns each part uses.
+    """
+
+    formula: str
+    private_spec: Any
+    public_spec: Any
+    private_names: tuple[str, ...]
+    public_names: tuple[str, ...]
+    private_groups: tuple[int, ...]
+    public_groups: tuple[int, ...]
+    private_variables: tuple[str, ...]
+    public_variables: tuple[str, ...]
+    categorical_terms: tuple[str, ...] = field(default=())
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """All raw columns the covariates use."""
+        return self.private_variables + self.public_variables
+
+    def private_design(self, frame: pd.DataFrame) -> FloatArray:
+        """Private covariate columns evaluated on ``frame`` (released or reference)."""
+        if self.private_spec is None:
+            return np.zeros((len(frame), 0))
+        return _to_float(self.private_spec.get_model_matrix(frame[list(self.private_variables)]))
+
+    def public_design(self, frame: pd.DataFrame) -> FloatArray:
+        """Public covariate columns evaluated on ``frame``."""
+        if self.public_spec is None:
+            return np.zeros((len(frame), 0))
+        return _to_float(self.public_spec.get_model_matrix(frame[list(self.public_variables)]))
+
+
+def _to_float(mm: Any) -> FloatArray:
+    arr = np.asarray(mm, dtype=float)
+    return np.ascontiguousarray(arr)
+
+
+def build_covariate_spec(
+    formula: str, data: pd.DataFrame, mechanism: AlphaIdentity, owner: str
+) -> CovariateSpec:
+    """Build the covariate spec on the released ``data`` (categoricals already cast).
+
+    Raises
+    ------
+    NonSeparableTermError
+        A term mixes private and public variables.
+    DataMismatchError
+        A variable is not a column of ``data`` or the formula cannot be materialised.
+    """
+    private = set(mechanism.private_columns)
+    columns = {str(c) for c in data.columns}
+    try:
+        mm = formulaic.model_matrix(formula, data, na_action="raise")
+    except Exception as err:  # formulaic raises several types; re-raise as ours
+        raise DataMismatchError(f"{owner}: cannot build the covariate design {formula!r}: {err}") from err
+    spec = mm.model_spec
+    priv_terms, pub_terms, cat_terms = [], [], []
+    priv_vars: list[str] = []
+    pub_vars: list[str] = []
+    for term, tvars in spec.term_variables.items():
+        used = _term_vars(tvars, columns)
+        if str(term) == "1":
+            continue
+        if not used:
+            raise DataMismatchError(f"{owner}: term {str(term)!r} of {formula!r} uses no data column.")
+        if used <= private:
+            priv_terms.append(str(term))
+            priv_vars += [v for v in sorted(used) if v not in priv_vars]
+        elif not used & private:
+            pub_terms.append(str(term))
+            pub_vars += [v for v in sorted(used) if v not in pub_vars]
+        else:
+            raise NonSeparableTermError(
+                f"{owner}: term {str(term)!r} in {formula!r} mixes private variables "
+                f"{sorted(used & private)!r} with public ones {sorted(used - private)!r}. Reference "
+                "expectations must be separable: list the variables as separate terms; the series "
+                "basis adds their interactions."
+            )
+        sl = spec.term_slices[term]
+        if sl.stop - sl.start > 1 or any(
+            isinstance(data[v].dtype, pd.CategoricalDtype) or data[v].dtype == object for v in used
+        ):
+            cat_terms.append(str(term))
+
+    def sub(terms: list[str]) -> tuple[Any, tuple[str, ...], tuple[int, ...]]:
+        if not terms:
+            return None, (), ()
+        s = spec.subset(terms)
+        names: list[str] = []
+        groups: list[int] = []
+        gid = 0
+        for term in s.terms:
+            width = s.term_slices[term].stop - s.term_slices[term].start
+            cols = list(s.column_names[s.term_slices[term]])
+            if str(term) in cat_terms and width > 1:
+                names += cols
+                groups += [gid] * width
+                gid += 1
+            else:
+                for c in cols:
+                    names.append(c)
+                    groups.append(gid)
+                    gid += 1
+        return s, tuple(names), tuple(groups)
+
+    ps, pn, pg = sub(priv_terms)
+    qs, qn, qg = sub(pub_terms)
+    return CovariateSpec(
+        formula=formula,
+        private_spec=ps,
+        public_spec=qs,
+        private_names=pn,
+        public_names=qn,
+        private_groups=pg,
+        public_groups=tuple(g + len(pg) + 1 for g in qg),
+        private_variables=tuple(priv_vars),
+        public_variables=tuple(pub_vars),
+        categorical_terms=tuple(cat_terms),
+    )
+
+
+@dataclass(frozen=True)
+class TreatmentFormula:
+    """Parsed ``"y ~ d | covariates"``.
+
+    Attributes
+    ----------
+    formula : str
+        As written by the user.
+    outcome, treatment : str
+        Names of the (public) outcome and treatment columns.
+    covariates : str
+        The covariate part, a formulaic right-hand side.
+    """
+
+    formula: str
+    outcome: str
+    treatment: str
+    covariates: str
+
+    def __post_init__(self) -> None:
+        if self.outcome == self.treatment:
+            raise DataMismatchError(
+                f"In {self.formula!r} the outcome and the treatment are the same column."
+            )
+
+
+def parse_treatment_formula(formula: str, owner: str) -> TreatmentFormula:
+    """Parse ``"y ~ d | x1 + x2"`` with formulaic's multipart ``|``.
+
+    Raises
+    ------
+    DataMismatchError
+        The formula does not have one outcome, one treatment and a covariate part.
+    """
+    if not isinstance(formula, str):
+        raise DataMismatchError(f"{owner}: formula must be a string; got {type(formula).__name__}.")
+    try:
+        f = formulaic.Formula(formula)
+    except Exception as err:
+        raise DataMismatchError(f"{owner}: cannot parse formula {formula!r}: {err}") from err
+    rhs = getattr(f, "rhs", None)
+    if not isinstance(rhs, tuple) or len(rhs) != 2:
+        raise DataMismatchError(
+            f"{owner}: formula {formula!r} must read 'outcome ~ treatment | covariates', e.g. "
+            "'y ~ d | x1 + x2 + C(g)'."
+        )
+
+    def single(part: Any, what: str) -> str:
+        terms = [t for t in part if str(t) != "1"]
+        if len(terms) != 1 or len(terms[0].factors) != 1:
+            raise DataMismatchError(
+                f"{owner}: the {what} in {formula!r} must be a single column; got "
+                f"{[str(t) for t in terms]!r}."
+            )
+        return str(terms[0].factors[0].expr)
+
+    outcome = single(f.lhs, "outcome")
+    treatment = single(rhs[0], "treatment")
+    cov_terms = [str(t) for t in rhs[1] if str(t) != "1"]
+    if not cov_terms:
+        raise DataMismatchError(f"{owner}: formula {formula!r} has no covariates after '|'.")
+    return TreatmentFormula(formula, outcome, treatment, " + ".join(cov_terms))
+
+
+def check_public_columns(
+    data: pd.DataFrame, columns: list[str], mechanism: AlphaIdentity, roles: dict[str, str], owner: str
+) -> None:
+    """Check that model columns exist, are public where required and hold no NaN."""
+    missing = [c for c in columns if c not in data.columns]
+    if missing:
+        raise DataMismatchError(
+            f"{owner}: column(s) {missing!r} are not in the data (columns: {list(data.columns)!r})."
+        )
+    for col, role in roles.items():
+        if col in mechanism.private_columns:
+            raise MechanismMismatchError(
+                f"{owner}: the {role} {col!r} is covered by the mechanism, but the {role} must be "
+                "public (V in seed 003). Only covariates after '|' may be private."
+            )
+    for col in columns:
+        s = data[col]
+        if s.isna().any():
+            raise MissingValueError(
+                f"{owner}: column {col!r} holds {int(s.isna().sum())} missing value(s); privinfer "
+                "never drops rows silently. Drop or impute them first."
+            )
+        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+            if not np.all(np.isfinite(s.to_numpy(dtype=float))):
+                raise MissingValueError(f"{owner}: column {col!r} holds infinite values.")

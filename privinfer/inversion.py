@@ -1,0 +1,378 @@
+r"""The inversion identity :math:`Q_X^{-1}` and the reference-expectation engine.
+
+For a function :math:`h(v, x)` of the public part ``v`` and the private covariates ``x``,
+
+.. math::
+
+    (Q_X h)(v, x) = \alpha h(v, x) + (1-\alpha)(\bar Q h)(v), \qquad
+    (Q_X^{-1} h)(v, z) = \frac{h(v, z) - (1-\alpha)(\bar Q h)(v)}{\alpha},
+
+and :math:`E_{P_{VZ}}[(Q_X^{-1} h)(V, Z)] = E_{P_{VX}}[h(V, X)]` (seed 003, sec. 4.1): the
+average of :math:`Q_X^{-1}h` over released rows is unbiased for the true-data mean of
+``h``. Everything private in privinfer is this identity (DESIGN.md §4).
+
+**Whole functions.** :math:`Q_X^{-1}` is applied to the whole function of ``x``:
+:math:`Q_X^{-1}[b b'] \ne Q_X^{-1}[b]\,Q_X^{-1}[b]'` because
+:math:`\bar Q[b b'] = E_{\bar Q}[b b']` is not :math:`E_{\bar Q}[b] E_{\bar Q}[b]'`.
+No function here ever multiplies two inverted factors.
+
+**Separable evaluation.** Basis functions are products
+:math:`\varphi_j(v, x) = a_j(v)\,p_j(x)` of a public factor and a private factor. Then
+:math:`\bar Q[\varphi_j](v) = a_j(v) E_{\bar Q} p_j` and
+:math:`\bar Q[\varphi_j \varphi_k](v) = a_j(v) a_k(v) E_{\bar Q}[p_j p_k]`, so the reference
+enters only through the moments :class:`ReferenceMoments` (``mean``, ``outer``),
+computed **once** from a reference sample of size ``M``. Cost O(n J^2 + M J^2), never
+O(n M).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from privinfer._typing import FloatArray, RandomStateLike
+from privinfer.exceptions import DataMismatchError
+
+__all__ = [
+    "ReferenceMoments",
+    "index_expectation",
+    "invert",
+    "private_cross_moment",
+    "private_expectation",
+    "private_gram",
+    "private_mean",
+    "qbar_linear",
+    "qbar_quadratic",
+]
+
+
+def invert(h_z: FloatArray | float, qbar_h: FloatArray | float, alpha: float) -> FloatArray:
+    r"""Apply :math:`Q_X^{-1}`: :math:`(h(v,z) - (1-\alpha)(\bar Q h)(v)) / \alpha`.
+
+    Parameters
+    ----------
+    h_z : ndarray
+        The function evaluated at the released data, :math:`h(V_i, Z_i)`.
+    qbar_h : ndarray or float
+        Its reference expectation :math:`(\bar Q h)(V_i)` (broadcastable).
+    alpha : float
+        Keep probability of the mechanism.
+
+    Examples
+    --------
+    >>> float(invert(2.0, 1.0, 0.5))
+    3.0
+    """
+    return (np.asarray(h_z, dtype=float) - (1.0 - alpha) * np.asarray(qbar_h, dtype=float)) / alpha
+
+
+@dataclass(frozen=True)
+class ReferenceMoments:
+    r"""Reference moments of private basis factors, with their numerical error.
+
+    Attributes
+    ----------
+    mean : ndarray of shape (J,)
+        :math:`E_{\bar Q} p_j(X)`.
+    outer : ndarray of shape (J, J)
+        :math:`E_{\bar Q} p_j(X) p_k(X)`.
+    mean_reps, outer_reps : ndarray or None
+        The same moments computed on each independent Sobol scramble (``None`` for an
+        exact enumeration); their spread measures the quasi-Monte Carlo error.
+    n_points : int
+        Size of the reference sample.
+    """
+
+    mean: FloatArray
+    outer: FloatArray
+    mean_reps: FloatArray | None
+    outer_reps: FloatArray | None
+    n_points: int
+
+    @property
+    def exact(self) -> bool:
+        """Whether the moments are exact (finite reference support enumerated)."""
+        return self.mean_reps is None
+
+    @classmethod
+    def from_features(
+        cls, features: FloatArray, weights: FloatArray, replicate: np.ndarray | None = None
+    ) -> ReferenceMoments:
+        """Moments from private factors evaluated on a reference sample.
+
+        Parameters
+        ----------
+        features : ndarray of shape (M, J)
+            :math:`p_j` at the reference points, through the *same* formula spec and
+            basis as the released data.
+        weights : ndarray of shape (M,)
+            Probability weights of the points (sum to one).
+        replicate : ndarray of shape (M,), optional
+            Scramble labels; ``None`` for an exact enumeration.
+        """
+        f = np.asarray(features, dtype=float)
+        w = np.asarray(weights, dtype=float)
+        mean = w @ f
+        outer = (f * w[:, None]).T @ f
+        if replicate is None:
+            return cls(mean, outer, None, None, f.shape[0])
+        labels = np.unique(replicate)
+        means, outers = [], []
+        for r in labels:
+            sel = replicate == r
+            wr = w[sel] / w[sel].sum()
+            means.append(wr @ f[sel])
+            outers.append((f[sel] * wr[:, None]).T @ f[sel])
+        return cls(mean, outer, np.array(means), np.array(outers), f.shape[0])
+
+    def error(self, functional: Callable[[FloatArray, FloatArray], float]) -> float:
+        """Standard error of a functional of the moments over the Sobol scrambles.
+
+        ``functional(mean, outer)`` is evaluated on each scramble's moments; the
+        returned value is their standard deviation over ``sqrt(n_replicates)`` (zero for
+        exact moments).
+        """
+        if self.mean_reps is None or self.outer_reps is None:
+            return 0.0
+        vals = np.array(
+            [functional(m, o) for m, o in zip(self.mean_reps, self.outer_reps, strict=True)]
+        )
+        return float(vals.std(ddof=1) / np.sqrt(vals.size))
+
+
+def _phi(P: FloatArray, A: FloatArray | None) -> FloatArray:
+    return P if A is None else A * P
+
+
+def private_mean(
+    P: FloatArray,
+    ref: ReferenceMoments,
+    alpha: float,
+    A: FloatArray | None = None,
+    weights: FloatArray | None = None,
+) -> FloatArray:
+    r"""Unbiased estimate of :math:`E[w(V)\varphi_j(V, X)]` from released rows.
+
+    Parameters
+    ----------
+    P : ndarray of shape (n, J)
+        Private factors :math:`p_j(Z_i)` at the released covariates.
+    ref : ReferenceMoments
+        Reference moments of the same factors.
+    alpha : float
+        Keep probability.
+    A : ndarray of shape (n, J), optional
+        Public factors :math:`a_j(V_i)`; ``None`` means all ones.
+    weights : ndarray of shape (n,), optional
+        Public row weights :math:`w(V_i)` (e.g. a treatment indicator).
+
+    Notes
+    -----
+    .. math:: \frac1n\sum_i \frac{w_i a_{ij} p_j(Z_i) - (1-\alpha) w_i a_{ij} E_{\bar Q}p_j}
+              {\alpha}
+
+    Examples
+    --------
+    >>> ref = ReferenceMoments.from_features(np.array([[0.0], [1.0]]), np.array([0.5, 0.5]))
+    >>> private_mean(np.array([[1.0], [1.0]]), ref, 0.5).tolist()
+    [1.5]
+    """
+    n = P.shape[0]
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    raw = w @ _phi(P, A) / n
+    pub = w.sum() / n if A is None else w @ A / n
+    return invert(raw, pub * ref.mean, alpha)
+
+
+def private_cross_moment(
+    P: FloatArray,
+    y: FloatArray,
+    ref: ReferenceMoments,
+    alpha: float,
+    A: FloatArray | None = None,
+    weights: FloatArray | None = None,
+) -> FloatArray:
+    r"""Unbiased estimate of :math:`E[w(V)\,Y\,\varphi(V, X)]` (``y`` public).
+
+    Examples
+    --------
+    >>> ref = ReferenceMoments.from_features(np.array([[0.0], [2.0]]), np.array([0.5, 0.5]))
+    >>> private_cross_moment(np.array([[2.0]]), np.array([3.0]), ref, 0.5).tolist()
+    [9.0]
+    """
+    w = np.asarray(y, dtype=float) if weights is None else np.asarray(weights) * np.asarray(y)
+    return private_mean(P, ref, alpha, A=A, weights=w)
+
+
+def private_gram(
+    P: FloatArray,
+    ref: ReferenceMoments,
+    alpha: float,
+    A: FloatArray | None = None,
+    weights: FloatArray | None = None,
+) -> FloatArray:
+    r"""Unbiased estimate of the Gram matrix :math:`E[w(V)\varphi\varphi']`.
+
+    :math:`Q_X^{-1}` is applied to the whole product :math:`\varphi\varphi'`:
+
+    .. math:: G = \frac{\Phi' W \Phi / n - (1-\alpha)\,(A' W A / n) \circ E_{\bar Q}[p p']}
+              {\alpha}.
+
+    The result is symmetric but may be indefinite in finite samples.
+
+    Examples
+    --------
+    >>> ref = ReferenceMoments.from_features(np.array([[0.0], [2.0]]), np.array([0.5, 0.5]))
+    >>> private_gram(np.array([[1.0]]), ref, 0.5).tolist()
+    [[-1.0]]
+    """
+    n = P.shape[0]
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    phi = _phi(P, A)
+    raw = phi.T @ (phi * w[:, None]) / n
+    pub = w.sum() / n if A is None else A.T @ (A * w[:, None]) / n
+    return invert(raw, pub * ref.outer, alpha)
+
+
+def qbar_linear(coef: FloatArray, ref_mean: FloatArray, A: FloatArray | None = None) -> FloatArray:
+    r"""Row-wise :math:`\bar Q[\beta'\varphi](v_i) = \sum_j \beta_j a_j(v_i) E_{\bar Q}p_j`.
+
+    Returns a scalar (as a 0-d array) when ``A`` is ``None``.
+    """
+    bm = np.asarray(coef) * ref_mean
+    return np.asarray(bm.sum()) if A is None else A @ bm
+
+
+def qbar_quadratic(
+    theta: FloatArray, beta: FloatArray, ref_outer: FloatArray, A: FloatArray | None = None
+) -> FloatArray:
+    r"""Row-wise :math:`\bar Q[(\theta'\varphi)(\beta'\varphi)](v_i) = a_i'((\theta\beta')\circ R)a_i`.
+
+    ``R`` is :math:`E_{\bar Q}[p p']`; cost O(n J^2). Returns a scalar when ``A`` is None.
+    """
+    S = np.outer(theta, beta) * ref_outer
+    if A is None:
+        return np.asarray(S.sum())
+    return np.einsum("ij,ij->i", A @ S, A)
+
+
+def index_expectation(
+    t: FloatArray,
+    eta_ref: FloatArray,
+    features_ref: FloatArray,
+    weights: FloatArray,
+    link: Callable[[FloatArray], FloatArray],
+    *,
+    grid_size: int = 2049,
+) -> tuple[FloatArray, float]:
+    r"""Reference expectations through a single index: :math:`E_{\bar Q}[f(X) g(t + \eta(X))]`.
+
+    Needed when a nuisance is a non-polynomial function of a linear index that adds a
+    public part ``t(v)`` and a private part :math:`\eta(x)`, e.g. a logistic propensity
+    :math:`\pi = \mathrm{expit}(t + \eta)`. The expectation is a function of the scalar
+    ``t`` only, so it is computed on the distinct values of ``t`` when there are few, else
+    on a grid of ``grid_size`` points and interpolated linearly: O(T M J + n J), never
+    O(n M).
+
+    Parameters
+    ----------
+    t : ndarray of shape (n,)
+        Public part of the index for each released row.
+    eta_ref : ndarray of shape (M,)
+        Private part of the index at the reference points.
+    features_ref : ndarray of shape (M, J)
+        :math:`f(X)` at the reference points.
+    weights : ndarray of shape (M,)
+        Reference weights.
+    link : callable
+        Vectorised :math:`g`.
+    grid_size : int, default=2049
+        Grid size when ``t`` takes many values.
+
+    Returns
+    -------
+    values : ndarray of shape (n, J)
+        :math:`E_{\bar Q}[f(X) g(t_i + \eta(X))]` per row.
+    interp_error : float
+        Largest interpolation error found at the grid midpoints (0 when exact).
+    """
+    t = np.asarray(t, dtype=float)
+    uniq, inverse = np.unique(t, return_inverse=True)
+    fw = features_ref * weights[:, None]
+
+    def at(points: FloatArray) -> FloatArray:
+        out = np.empty((points.size, features_ref.shape[1]))
+        step = max(1, int(2e7 // max(eta_ref.size, 1)))
+        for s in range(0, points.size, step):
+            g = link(points[s : s + step, None] + eta_ref[None, :])
+            out[s : s + step] = g @ fw
+        return out
+
+    if uniq.size <= grid_size:
+        return at(uniq)[inverse], 0.0
+    grid = np.linspace(uniq[0], uniq[-1], grid_size)
+    vals = at(grid)
+    mids = 0.5 * (grid[:-1] + grid[1:])
+    probe = mids[:: max(1, mids.size // 64)]
+    exact = at(probe)
+    approx = np.column_stack([np.interp(probe, grid, vals[:, j]) for j in range(vals.shape[1])])
+    err = float(np.max(np.abs(exact - approx))) if probe.size else 0.0
+    out = np.column_stack([np.interp(t, grid, vals[:, j]) for j in range(vals.shape[1])])
+    return out, err
+
+
+def private_expectation(
+    func: Callable[[pd.DataFrame], FloatArray],
+    data: pd.DataFrame,
+    mechanism: object,
+    *,
+    m: int = 16384,
+    random_state: RandomStateLike = 0,
+) -> tuple[float, float]:
+    r"""Unbiased estimate of :math:`E h(X)` for a function of the private columns only.
+
+    Parameters
+    ----------
+    func : callable
+        Vectorised ``func(frame) -> ndarray of shape (len(frame),)`` of the private
+        columns.
+    data : DataFrame
+        Released data.
+    mechanism : AlphaIdentity
+        The mechanism that released ``data``.
+    m : int, default=16384
+        Reference sample size (exact enumeration for finite references).
+    random_state : int, Generator or None, default=0
+        Seeds the Sobol scrambles (numerical integration, not privacy noise).
+
+    Returns
+    -------
+    estimate : float
+        :math:`\frac1n\sum_i (Q_X^{-1}h)(Z_i)`.
+    reference_error : float
+        Quasi-Monte Carlo standard error of the reference term (0 when exact).
+
+    Examples
+    --------
+    >>> import privinfer as pi, pandas as pd, numpy as np
+    >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
+    >>> raw = pd.DataFrame({"x": np.full(2000, 0.9)})
+    >>> est, err = private_expectation(lambda f: f["x"].to_numpy(), mech.privatize(raw, random_state=1), mech)
+    >>> abs(est - 0.9) < 0.05
+    True
+    """
+    cols = list(mechanism.private_columns)  # type: ignore[attr-defined]
+    missing = [c for c in cols if c not in data.columns]
+    if missing:
+        raise DataMismatchError(f"private_expectation: columns {missing!r} missing from data.")
+    draw = mechanism.reference.draw_for_moments(m, random_state=random_state)  # type: ignore[attr-defined]
+    h_ref = np.asarray(func(draw.frame), dtype=float)
+    h_z = np.asarray(func(data[cols]), dtype=float)
+    alpha = mechanism.alpha  # type: ignore[attr-defined]
+    ref = ReferenceMoments.from_features(h_ref[:, None], draw.weights, draw.replicate)
+    est = float(invert(h_z.mean(), ref.mean[0], alpha))
+    err = (1.0 - alpha) / alpha * ref.error(lambda mean, outer: float(mean[0]))
+    return est, err

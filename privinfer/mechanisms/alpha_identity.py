@@ -1,0 +1,238 @@
+r"""The alpha-identity mechanism (seed 003, sec. 4.1).
+
+.. math:: Q(B \mid x) = \alpha\,\delta_x(B) + (1 - \alpha)\,\bar Q(B)
+
+With probability ``alpha`` a record's private covariates are released unchanged,
+otherwise *all of them jointly* are replaced by one fresh draw from the public reference
+distribution :math:`\bar Q`. Public columns are never touched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privinfer._typing import RandomStateLike
+from privinfer._validation import check_alpha, check_no_nan, check_random_state
+from privinfer.exceptions import DataMismatchError, MechanismMismatchError, MissingValueError
+from privinfer.mechanisms.guarantees import PrivacyGuarantees, alpha_identity_guarantees
+from privinfer.mechanisms.reference import ProductReference, as_reference
+
+__all__ = ["ATTRS_KEY", "AlphaIdentity"]
+
+#: Key under which a released DataFrame carries the mechanism's description.
+ATTRS_KEY = "privinfer_mechanism"
+
+
+class AlphaIdentity:
+    r"""Keep the private covariates with probability ``alpha``, else redraw them from Q̄.
+
+    The mechanism is public: its parameters travel with the released data
+    (``released.attrs["privinfer_mechanism"]``) so that an analyst can rebuild it with
+    :meth:`from_dict` and invert it (:mod:`privinfer.inversion`).
+
+    Parameters
+    ----------
+    alpha : float
+        Keep probability in (0, 1]; ``alpha = 1`` releases the data unchanged.
+    reference : mapping or ProductReference
+        The public reference distribution :math:`\bar Q` over the private columns, e.g.
+        ``{"age": Uniform(18, 90), "educ": Categorical(["hs", "college"])}``. Its keys
+        define which columns are private.
+
+    Raises
+    ------
+    ValueError
+        If ``alpha`` is not a float in (0, 1] (a bool is rejected).
+    MechanismMismatchError
+        If the reference is empty or malformed.
+
+    See Also
+    --------
+    privinfer.inversion.invert : the inverse operator :math:`Q_X^{-1}`.
+    AlphaIdentity.guarantees : TV, LDP and PML guarantees.
+
+    Notes
+    -----
+    Local total-variation privacy is exactly :math:`\alpha` (seed 003, Definition 1):
+    for any two inputs, :math:`\sup_B |Q(B|x) - Q(B|x')| = \alpha`.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> import privinfer as pi
+    >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
+    >>> raw = pd.DataFrame({"x": np.linspace(0, 1, 5), "y": np.arange(5.0)})
+    >>> released = mech.privatize(raw, random_state=0)
+    >>> released["y"].equals(raw["y"])
+    True
+    """
+
+    def __init__(self, alpha: float, reference: Mapping[Any, Any] | ProductReference) -> None:
+        self.alpha = check_alpha(alpha, "AlphaIdentity")
+        self.reference = as_reference(reference)
+
+    # -- description -------------------------------------------------------------------
+    @property
+    def private_columns(self) -> tuple[str, ...]:
+        """Names of the columns the mechanism protects."""
+        return self.reference.columns
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable description; :meth:`from_dict` rebuilds the mechanism."""
+        return {"mechanism": "alpha-identity", "alpha": self.alpha, **self.reference.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | str) -> AlphaIdentity:
+        """Rebuild a mechanism from :meth:`to_dict` output (or its JSON string)."""
+        if isinstance(d, str):
+            d = json.loads(d)
+        if d.get("mechanism") != "alpha-identity":
+            raise MechanismMismatchError(
+                f"from_dict expects an alpha-identity description; got {d.get('mechanism')!r}."
+            )
+        return cls(d["alpha"], ProductReference.from_dict(d))
+
+    @classmethod
+    def from_released(cls, released: pd.DataFrame) -> AlphaIdentity:
+        """Rebuild the mechanism from the description a released frame carries."""
+        desc = released.attrs.get(ATTRS_KEY)
+        if desc is None:
+            raise MechanismMismatchError(
+                "This DataFrame carries no mechanism description (attrs"
+                f"[{ATTRS_KEY!r}]); pass mechanism= explicitly."
+            )
+        return cls.from_dict(desc)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AlphaIdentity) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(json.dumps(self.to_dict(), sort_keys=True, default=str))
+
+    def __repr__(self) -> str:
+        return f"AlphaIdentity(alpha={self.alpha:g}, reference={self.reference!r})"
+
+    # -- guarantees --------------------------------------------------------------------
+    def guarantees(self, c: float | None = None) -> PrivacyGuarantees:
+        """Privacy guarantees: TV, (eps, delta)-LDP and, for finite spaces, PML.
+
+        Parameters
+        ----------
+        c : float, optional
+            Density floor of the c-interior in ``[0, 1/N]`` for the PML figure (finite
+            private spaces only); ``None`` means ``c = 0``.
+
+        Examples
+        --------
+        >>> import privinfer as pi
+        >>> mech = pi.AlphaIdentity(0.5, {"g": pi.reference.Categorical(["a", "b"])})
+        >>> round(mech.guarantees().ldp_eps, 4)
+        1.0986
+        """
+        if self.reference.is_discrete:
+            draw = self.reference.enumerate()
+            qbar = _distinct_pmf(draw.frame, draw.weights)
+        else:
+            if c is not None:
+                raise ValueError(
+                    "PML on the c-interior is reported for finite private spaces only; this "
+                    "mechanism's reference is continuous. Call guarantees() without c."
+                )
+            qbar = None
+        return alpha_identity_guarantees(self.alpha, qbar, c)
+
+    # -- holder side -------------------------------------------------------------------
+    def check_data(self, data: pd.DataFrame, owner: str) -> None:
+        """Validate the private columns of ``data`` against the reference.
+
+        Raises
+        ------
+        MechanismMismatchError, MissingValueError, OutOfSupportError, UnknownCategoryError
+        """
+        if not isinstance(data, pd.DataFrame):
+            raise DataMismatchError(f"{owner} expects a pandas DataFrame; got {type(data).__name__}.")
+        missing = [c for c in self.private_columns if c not in data.columns]
+        if missing:
+            raise MechanismMismatchError(
+                f"{owner}: private column(s) {missing!r} of the mechanism are missing from the "
+                f"data (columns present: {list(data.columns)!r})."
+            )
+        for col in self.private_columns:
+            series = data[col]
+            if series.isna().any():
+                raise MissingValueError(
+                    f"{owner}: private column {col!r} holds {int(series.isna().sum())} missing "
+                    "value(s). Drop or impute them first; privinfer never drops rows silently."
+                )
+            if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+                check_no_nan(series.to_numpy(dtype=float), col, owner)
+        self.reference.check_values(data, owner)
+
+    def privatize(self, data: pd.DataFrame, random_state: RandomStateLike = None) -> pd.DataFrame:
+        """Release ``data`` through the mechanism.
+
+        Each row keeps its private columns with probability ``alpha``; otherwise all of
+        them are replaced jointly by one draw from the reference. The input is never
+        modified and nothing is written when validation fails.
+
+        Parameters
+        ----------
+        data : DataFrame
+            Raw records; must contain every private column of the mechanism.
+        random_state : int, SeedSequence, Generator or None, default=None
+            ``None`` draws fresh OS entropy (use this for real releases); an int makes
+            the release reproducible, for research only.
+
+        Returns
+        -------
+        DataFrame
+            A new frame with the same columns, index and dtypes; categorical private
+            columns carry the public levels. ``attrs["privinfer_mechanism"]`` holds
+            :meth:`to_dict`.
+
+        Raises
+        ------
+        MechanismMismatchError
+            A private column is missing.
+        MissingValueError
+            A private column holds NaN or infinite values.
+        OutOfSupportError, UnknownCategoryError
+            A private value lies outside the reference support.
+        """
+        self.check_data(data, "AlphaIdentity.privatize")
+        rng = check_random_state(random_state)
+        n = len(data)
+        replaced = rng.random(n) >= self.alpha
+        draws = self.reference.sample(int(replaced.sum()), random_state=rng)
+        out = data.copy()
+        rows = np.flatnonzero(replaced)
+        levels = self.reference.categorical_levels()
+        for col in self.private_columns:
+            if col in levels:
+                values = pd.Categorical(out[col], categories=levels[col])
+                codes = values.codes.copy()
+                codes[rows] = pd.Categorical(draws[col], categories=levels[col]).codes
+                out[col] = pd.Categorical.from_codes(codes, categories=levels[col])
+            else:
+                original_dtype = out[col].dtype
+                column = out[col].to_numpy(copy=True)
+                if column.dtype.kind in "iub":
+                    column = column.astype(float)
+                column[rows] = np.asarray(draws[col].to_numpy(), dtype=column.dtype)
+                if original_dtype.kind in "iu" and np.all(column == np.round(column)):
+                    column = column.astype(original_dtype)
+                out[col] = column
+        out.attrs = dict(data.attrs)
+        out.attrs[ATTRS_KEY] = self.to_dict()
+        return out
+
+
+def _distinct_pmf(frame: pd.DataFrame, weights: np.ndarray) -> np.ndarray:
+    """Aggregate the weights of identical rows (an empirical sample may repeat points)."""
+    keys = frame.astype(str).agg("\x1f".join, axis=1).to_numpy()
+    return pd.Series(weights).groupby(keys, sort=False).sum().to_numpy()

@@ -1,0 +1,161 @@
+r"""Privacy guarantees of the alpha-identity mechanism in several currencies.
+
+* local total-variation privacy (seed 003, Definition 1): exactly ``alpha``;
+* :math:`(\varepsilon, \delta)`-LDP (seed 003, Lemma 6): ``delta = alpha`` for every
+  ``eps >= 0`` with an atomless reference; pure eps-LDP with
+  :math:`e^\varepsilon = 1 + \alpha / ((1-\alpha)\min_z \bar q(z))` for a discrete
+  reference of full support;
+* pointwise maximal leakage on the c-interior (seed 001) for discrete private spaces,
+  through the one general function :func:`privinfer.pml.pml_epsilon`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from privinfer._typing import FloatArray
+from privinfer._validation import check_in_interval
+from privinfer.pml.leakage import pml_epsilon
+
+__all__ = ["PrivacyGuarantees", "alpha_identity_guarantees", "alpha_identity_kernel"]
+
+#: Largest discrete space for which the N x N kernel is materialised.
+_MAX_KERNEL = 2048
+
+
+def alpha_identity_kernel(alpha: float, qbar: FloatArray) -> FloatArray:
+    r"""Stochastic matrix :math:`K(z|x) = \alpha 1\{z=x\} + (1-\alpha)\bar q(z)`.
+
+    Parameters
+    ----------
+    alpha : float
+        Keep probability.
+    qbar : ndarray of shape (N,)
+        Reference pmf over the N points of the private space.
+
+    Examples
+    --------
+    >>> alpha_identity_kernel(0.5, np.array([0.5, 0.5])).tolist()
+    [[0.75, 0.25], [0.25, 0.75]]
+    """
+    q = np.asarray(qbar, dtype=float)
+    return alpha * np.eye(q.size) + (1.0 - alpha) * q[None, :]
+
+
+@dataclass(frozen=True)
+class PrivacyGuarantees:
+    """What the alpha-identity mechanism guarantees, in each currency.
+
+    Attributes
+    ----------
+    alpha : float
+        Keep probability of the mechanism.
+    tv : float
+        Local total-variation privacy level, :math:`\\sup_B |Q(B|x) - Q(B|x')|`.
+    ldp_eps, ldp_delta : float
+        An :math:`(\\varepsilon, \\delta)`-LDP guarantee: ``(0, alpha)`` (in fact
+        ``delta = alpha`` for every eps) for atomless references, ``(eps, 0)`` for
+        discrete ones.
+    discrete : bool
+        Whether the private space is finite (then PML is reported).
+    n_points : float
+        Number of points of the private space (``inf`` if continuous).
+    c : float or None
+        Density floor of the c-interior for the PML figure.
+    pml_eps : float or None
+        :math:`\\varepsilon_{PML}` on the c-interior (discrete spaces only).
+    """
+
+    alpha: float
+    tv: float
+    ldp_eps: float
+    ldp_delta: float
+    discrete: bool
+    n_points: float
+    c: float | None
+    pml_eps: float | None
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per guarantee: currency, parameters and value."""
+        rows = [
+            ("total variation", "TV", self.tv, "sup_B |Q(B|x) - Q(B|x')|"),
+            ("LDP", "eps", self.ldp_eps, "pure" if self.ldp_delta == 0 else "any eps >= 0"),
+            ("LDP", "delta", self.ldp_delta, ""),
+        ]
+        if self.pml_eps is not None:
+            rows.append(("PML (c-interior)", "eps", self.pml_eps, f"c = {self.c:g}"))
+        return pd.DataFrame(rows, columns=["currency", "parameter", "value", "note"])
+
+    def __str__(self) -> str:
+        lines = [
+            f"Privacy guarantees of the alpha-identity mechanism (alpha = {self.alpha:g})",
+            f"  local total-variation privacy : {self.tv:.4g}",
+        ]
+        if self.ldp_delta == 0:
+            lines.append(f"  pure LDP                      : eps = {self.ldp_eps:.4g}")
+        else:
+            lines.append(
+                f"  (eps, delta)-LDP              : delta = {self.ldp_delta:.4g} for every eps >= 0"
+                " (atomless reference)"
+            )
+        if self.pml_eps is not None:
+            lines.append(
+                f"  PML on the c-interior         : eps = {self.pml_eps:.4g} (c = {self.c:g}, "
+                f"N = {self.n_points:g})"
+            )
+        return "\n".join(lines)
+
+
+def alpha_identity_guarantees(
+    alpha: float, qbar: FloatArray | None, c: float | None = None
+) -> PrivacyGuarantees:
+    r"""Guarantees of the alpha-identity mechanism.
+
+    Parameters
+    ----------
+    alpha : float
+        Keep probability in (0, 1].
+    qbar : ndarray of shape (N,) or None
+        Reference pmf over a finite private space, or ``None`` for an atomless
+        reference.
+    c : float, optional
+        Density floor for the PML guarantee, in ``[0, 1/N]``; ``None`` reports PML at
+        ``c = 0`` (where it equals the LDP epsilon) for discrete spaces.
+
+    Notes
+    -----
+    For a discrete reference with pmf :math:`\bar q`, the likelihood ratio of outputs is
+    largest at the least likely point, so
+
+    .. math:: e^\varepsilon = 1 + \frac{\alpha}{(1-\alpha)\min_z \bar q(z)}
+
+    (seed 003, Lemma 6). PML uses the kernel :math:`\alpha I + (1-\alpha) 1\bar q'`.
+
+    Examples
+    --------
+    >>> g = alpha_identity_guarantees(0.5, np.full(4, 0.25), c=0.1)
+    >>> round(g.ldp_eps, 6) == round(np.log(5.0), 6)
+    True
+    """
+    if qbar is None:
+        return PrivacyGuarantees(alpha, alpha, 0.0, alpha, False, math.inf, None, None)
+    q = np.asarray(qbar, dtype=float)
+    n_points = q.size
+    if alpha == 1.0 or q.min() <= 0:
+        ldp = math.inf
+    else:
+        ldp = math.log1p(alpha / ((1.0 - alpha) * q.min()))
+    c_val = 0.0 if c is None else check_in_interval(c, "c", "guarantees", 0.0, 1.0 / n_points)
+    if n_points <= _MAX_KERNEL:
+        pml = pml_epsilon(alpha_identity_kernel(alpha, q), c_val)
+    else:
+        # closed form of pml_epsilon for this kernel (checked against it in the tests)
+        dc = 1.0 - c_val * n_points
+        top = alpha + (1.0 - alpha) * q
+        bottom = c_val * (alpha + n_points * (1.0 - alpha) * q) + dc * (1.0 - alpha) * q
+        pml = math.inf if np.any(bottom <= 0) else float(np.max(np.log(top / bottom)))
+    return PrivacyGuarantees(alpha, alpha, ldp, 0.0, True, float(n_points), c_val, pml)

@@ -1,0 +1,141 @@
+r"""Polynomial series bases split into public and private factors.
+
+Every basis function is a monomial in the covariate columns, hence a product
+:math:`\varphi_j(v, x) = a_j(v)\,p_j(x)` of a public factor (the public columns'
+part) and a private factor (the private columns' part), which is what the separable
+inversion engine needs (DESIGN.md §4, §6).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from privinfer._typing import FloatArray
+from privinfer._validation import check_int
+
+__all__ = ["PolynomialBasis"]
+
+
+@dataclass(frozen=True)
+class PolynomialBasis:
+    r"""All monomials of total degree at most ``degree`` in standardised covariates.
+
+    Dummy columns of one categorical term are never multiplied together (their products
+    vanish) and binary columns are not raised to powers (:math:`b^2 = b`).
+    Continuous columns are standardised with *public* information: private columns by
+    the reference distribution's mean and standard deviation, public ones by the
+    released data's.
+
+    Attributes
+    ----------
+    degree : int
+        Largest total degree.
+    n_private : int
+        Number of private covariate columns (they come first in ``center``/``scale``).
+    center, scale : ndarray
+        Standardisation of the private then the public covariate columns.
+    monomials : tuple of tuple of int
+        Column indices (with repetition) of each basis function; ``()`` is the constant.
+    names : tuple of str
+        Readable names of the basis functions.
+    """
+
+    degree: int
+    n_private: int
+    center: FloatArray
+    scale: FloatArray
+    monomials: tuple[tuple[int, ...], ...]
+    names: tuple[str, ...]
+
+    @classmethod
+    def build(
+        cls,
+        degree: int,
+        private_ref: FloatArray,
+        ref_weights: FloatArray,
+        public: FloatArray,
+        private_groups: tuple[int, ...],
+        public_groups: tuple[int, ...],
+        names: tuple[str, ...],
+    ) -> PolynomialBasis:
+        """Build the basis from the reference design and the released public design."""
+        degree = check_int(degree, "degree", "PolynomialBasis", 0)
+        k_priv = private_ref.shape[1]
+        center = np.zeros(k_priv + public.shape[1])
+        scale = np.ones_like(center)
+        binary = np.zeros(center.size, dtype=bool)
+        for j in range(k_priv):
+            v = private_ref[:, j]
+            binary[j] = bool(np.all((v == 0) | (v == 1)))
+            if not binary[j]:
+                mu = float(ref_weights @ v)
+                sd = float(np.sqrt(ref_weights @ (v - mu) ** 2))
+                center[j], scale[j] = mu, (sd if sd > 0 else 1.0)
+        for j in range(public.shape[1]):
+            v = public[:, j]
+            binary[k_priv + j] = bool(np.all((v == 0) | (v == 1)))
+            if not binary[k_priv + j]:
+                sd = float(v.std())
+                center[k_priv + j], scale[k_priv + j] = float(v.mean()), (sd if sd > 0 else 1.0)
+        groups = tuple(private_groups) + tuple(public_groups)
+        monos: list[tuple[int, ...]] = [()]
+        mono_names = ["1"]
+        for size in range(1, degree + 1):
+            for combo in itertools.combinations_with_replacement(range(center.size), size):
+                ok = True
+                for a, b in itertools.combinations(combo, 2):
+                    if (a == b and binary[a]) or (a != b and groups[a] == groups[b]):
+                        ok = False
+                if ok:
+                    monos.append(combo)
+                    mono_names.append("*".join(names[c] for c in combo))
+        return cls(degree, k_priv, center, scale, tuple(monos), tuple(mono_names))
+
+    @property
+    def n_basis(self) -> int:
+        """Number of basis functions J."""
+        return len(self.monomials)
+
+    @property
+    def has_public(self) -> bool:
+        """Whether some basis function has a non-constant public factor."""
+        return any(c >= self.n_private for m in self.monomials for c in m)
+
+    def split(self, private: FloatArray, public: FloatArray | None) -> tuple[FloatArray | None, FloatArray]:
+        """Public and private factors ``(A, P)`` of every basis function.
+
+        Parameters
+        ----------
+        private : ndarray of shape (n, K_private)
+            Private covariate columns (released or reference).
+        public : ndarray of shape (n, K_public) or None
+            Public covariate columns; ignored (may be ``None``) for reference points.
+
+        Returns
+        -------
+        A : ndarray of shape (n, J) or None
+            Public factors (``None`` when no basis function has one).
+        P : ndarray of shape (n, J)
+            Private factors.
+        """
+        n = private.shape[0]
+        k = self.n_private
+        zp = (private - self.center[:k]) / self.scale[:k]
+        P = np.ones((n, self.n_basis))
+        want_public = self.has_public and public is not None
+        A = np.ones((n, self.n_basis)) if want_public else None
+        zq = (public - self.center[k:]) / self.scale[k:] if want_public else None
+        for j, mono in enumerate(self.monomials):
+            for c in mono:
+                if c < k:
+                    P[:, j] *= zp[:, c]
+                elif A is not None and zq is not None:
+                    A[:, j] *= zq[:, c - k]
+        return A, P
+
+    def private_only(self, private: FloatArray) -> FloatArray:
+        """Private factors alone (for reference points)."""
+        return self.split(private, None)[1]

@@ -1,0 +1,95 @@
+r"""Private series regression and the automatic Riesz representer (seed 003, sec. 6).
+
+Both solve a linear system in the deconvolved Gram matrix
+:math:`G = \frac1n\sum_i Q_X^{-1}[b b'](V_i, Z_i)`: the outcome regression
+:math:`\beta = G^{-1} c` with :math:`c = \frac1n\sum_i Q_X^{-1}[b\,y]`, and the automatic
+Riesz representer :math:`\theta = G^{-1} M` with :math:`M = \frac1n\sum_i Q_X^{-1}[f(v,x,b)]`.
+In finite samples ``G`` can be indefinite; :func:`repair_gram` floors its eigenvalues.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from privinfer._typing import FloatArray
+from privinfer.exceptions import IndefiniteGramWarning, SingularDesignError
+
+__all__ = ["GramRepair", "repair_gram", "solve_gram"]
+
+#: Eigenvalue floor relative to the mean of the positive eigenvalues (documented default).
+EIGEN_FLOOR = 1e-3
+
+
+@dataclass(frozen=True)
+class GramRepair:
+    """What :func:`repair_gram` did to one Gram matrix.
+
+    Attributes
+    ----------
+    label : str
+        Which nuisance and fold the matrix belongs to.
+    min_eigenvalue : float
+        Smallest eigenvalue before the repair.
+    floor : float
+        Eigenvalue floor applied.
+    n_floored : int
+        Number of eigenvalues raised to the floor.
+    """
+
+    label: str
+    min_eigenvalue: float
+    floor: float
+    n_floored: int
+
+
+def repair_gram(G: FloatArray, label: str, floor_rel: float = EIGEN_FLOOR) -> tuple[FloatArray, GramRepair | None]:
+    r"""Floor the eigenvalues of a symmetric deconvolved Gram matrix.
+
+    Eigenvalues below :math:`\text{floor} = \text{floor\_rel}\cdot\overline{\lambda_+}`
+    (the mean positive eigenvalue) are raised to the floor. Positive definite,
+    well-conditioned matrices are returned unchanged.
+
+    Returns
+    -------
+    G_repaired : ndarray
+    repair : GramRepair or None
+        ``None`` when nothing was changed.
+
+    Raises
+    ------
+    SingularDesignError
+        If no eigenvalue is positive (nothing to anchor a floor to).
+    """
+    G = 0.5 * (G + G.T)
+    lam, vec = np.linalg.eigh(G)
+    pos = lam[lam > 0]
+    if pos.size == 0:
+        raise SingularDesignError(
+            f"{label}: the deconvolved Gram matrix has no positive eigenvalue; the design is "
+            "degenerate (constant or empty treatment arm?)."
+        )
+    floor = floor_rel * float(pos.mean())
+    low = lam < floor
+    if not np.any(low):
+        return G, None
+    info = GramRepair(label, float(lam.min()), floor, int(low.sum()))
+    lam = np.where(low, floor, lam)
+    return (vec * lam) @ vec.T, info
+
+
+def solve_gram(G: FloatArray, rhs: FloatArray, label: str, repairs: list[GramRepair]) -> FloatArray:
+    """Solve ``G x = rhs`` after :func:`repair_gram`, warning and recording any repair."""
+    G_fixed, info = repair_gram(G, label)
+    if info is not None:
+        repairs.append(info)
+        warnings.warn(
+            f"{label}: deconvolved Gram matrix had {info.n_floored} eigenvalue(s) below the floor "
+            f"{info.floor:.3g} (smallest {info.min_eigenvalue:.3g}); eigenvalues were floored. "
+            "Recorded in results.diagnostics.",
+            IndefiniteGramWarning,
+            stacklevel=4,
+        )
+    return np.linalg.solve(G_fixed, rhs)
