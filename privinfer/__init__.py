@@ -1,7 +1,31 @@
-"""privinfer: statistical inference on data released through local privacy mechanisms."""
+"""privinfer: statistical inference on data released through local privacy mechanisms.
+
+The pipeline runs one way: a mechanism (:class:`AlphaIdentity` with a public reference
+distribution) releases data; :mod:`privinfer.inversion` applies :math:`Q_X^{-1}`;
+:mod:`privinfer.nuisance` fits nuisances through it; :mod:`privinfer.models` builds
+cross-fitted one-step estimators; :mod:`privinfer.results` reports them. :mod:`privinfer.pml`
+and :mod:`privinfer.transport` are siblings of that pipeline.
+"""
 
 from __future__ import annotations
 
+from privinfer import exceptions, inversion, pml
+from privinfer.mechanisms import AlphaIdentity, PrivacyGuarantees, reference
+from privinfer.models import PrivateATE, PrivateATT, PrivatePOM
+from privinfer.results import PrivateResults
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = [
+    "AlphaIdentity",
+    "PrivacyGuarantees",
+    "PrivateATE",
+    "PrivateATT",
+    "PrivatePOM",
+    "PrivateResults",
+    "__version__",
+    "exceptions",
+    "inversion",
+    "pml",
+    "reference",
+]

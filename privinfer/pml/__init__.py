@@ -1,5 +1,75 @@
 """Pointwise maximal leakage: accounting, the optimal binary mechanism, tests and means."""
 
+from privinfer.pml.binary import (
+    BinaryMechanism,
+    BitTestPlan,
+    PMLTest,
+    PMLTestResult,
+    optimal_binary_mechanism,
+)
+from privinfer.pml.contraction import (
+    dobrushin,
+    eps_star,
+    eta_gamma,
+    eta_gamma_bound,
+    eta_tv,
+    f_divergence,
+    hellinger_squared,
+    high_privacy_threshold,
+    kl_divergence,
+    likelihood_ratio_bound,
+    sdpi_f_bound,
+    sdpi_hellinger_bound,
+    sdpi_kl_bound,
+    sdpi_kl_tv2_bound,
+    tv_distance,
+    xi_constants,
+)
+from privinfer.pml.conversions import (
+    gamma_star,
+    kernel_ldp_delta,
+    kernel_ldp_epsilon,
+    ldp_delta,
+    pml_to_approx_ldp,
+    pml_to_pure_ldp,
+)
+from privinfer.pml.guarantee import PMLGuarantee
 from privinfer.pml.leakage import check_stochastic_matrix, d_c, pml_epsilon
+from privinfer.pml.mean import PrivateMean, PrivateMeanResult, PrivateVectorMean
 
-__all__ = ["check_stochastic_matrix", "d_c", "pml_epsilon"]
+__all__ = [
+    "BinaryMechanism",
+    "BitTestPlan",
+    "PMLGuarantee",
+    "PMLTest",
+    "PMLTestResult",
+    "PrivateMean",
+    "PrivateMeanResult",
+    "PrivateVectorMean",
+    "check_stochastic_matrix",
+    "d_c",
+    "dobrushin",
+    "eps_star",
+    "eta_gamma",
+    "eta_gamma_bound",
+    "eta_tv",
+    "f_divergence",
+    "gamma_star",
+    "hellinger_squared",
+    "high_privacy_threshold",
+    "kernel_ldp_delta",
+    "kernel_ldp_epsilon",
+    "kl_divergence",
+    "ldp_delta",
+    "likelihood_ratio_bound",
+    "optimal_binary_mechanism",
+    "pml_epsilon",
+    "pml_to_approx_ldp",
+    "pml_to_pure_ldp",
+    "sdpi_f_bound",
+    "sdpi_hellinger_bound",
+    "sdpi_kl_bound",
+    "sdpi_kl_tv2_bound",
+    "tv_distance",
+    "xi_constants",
+]

@@ -33,7 +33,7 @@ __all__ = [
 
 
 def gamma_star(eps: float, c: float, measure: float) -> float:
-    r"""Likelihood-ratio constant :math:`\gamma^* = e^\varepsilon d_c/(1 - e^\varepsilon c\mu(\mathcal X))`.
+    r"""Likelihood-ratio constant :math:`\gamma^* = e^\varepsilon d_c/(1 - e^\varepsilon c\mu)`.
 
     The largest ratio :math:`K(B|x)/K(B|x')` of an eps-PML kernel on the c-interior in
     the high-privacy regime (seed 001 Lemma 2, §IV-A, §VI-D1). O(1).
@@ -164,7 +164,7 @@ def pml_to_approx_ldp(alpha: ArrayLike, eps: float, c: float, measure: float) ->
 
 
 def ldp_delta(alpha: ArrayLike, eps: float) -> FloatArray:
-    r"""(alpha, delta) curve of an eps-LDP kernel: :math:`((e^\varepsilon - e^\alpha)/(e^\varepsilon+1))_+`.
+    r"""(alpha, delta) curve of an eps-LDP kernel (the c = 0 case of pml_to_approx_ldp).
 
     The c = 0 case of :func:`pml_to_approx_ldp` (seed 001 §VI-D1, second display).
 
@@ -182,7 +182,7 @@ def ldp_delta(alpha: ArrayLike, eps: float) -> FloatArray:
 
     Examples
     --------
-    >>> float(ldp_delta(0.0, np.log(3)))
+    >>> round(float(ldp_delta(0.0, np.log(3))), 12)
     0.5
     """
     eps = _check_eps(eps, "ldp_delta")
@@ -205,7 +205,7 @@ def kernel_ldp_epsilon(K: ArrayLike) -> float:
 
     Examples
     --------
-    >>> round(kernel_ldp_epsilon([[0.75, 0.25], [0.25, 0.75]]), 6) == round(np.log(3), 6)
+    >>> bool(np.isclose(kernel_ldp_epsilon([[0.75, 0.25], [0.25, 0.75]]), np.log(3)))
     True
     """
     arr = check_stochastic_matrix(K, "kernel_ldp_epsilon")

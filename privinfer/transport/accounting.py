@@ -46,14 +46,14 @@ _RELATION_TEXT = {
 
 @dataclass(frozen=True)
 class PrivacyStatement:
-    """What a publication guarantees, and for which neighbour relation.
+    r"""What a publication guarantees, and for which neighbour relation.
 
     Attributes
     ----------
     eps : float
-        Total :math:`\\varepsilon`.
+        Total :math:`\varepsilon`.
     delta : float
-        Total :math:`\\delta`.
+        Total :math:`\delta`.
     neighbour : {"entry", "record"}
         The neighbour relation of the source data sets the guarantee refers to.
     mechanism : str
@@ -61,7 +61,7 @@ class PrivacyStatement:
     sigma : float
         Standard deviation of the Gaussian noise on the projected rows.
     sensitivity : float
-        :math:`\\ell_2` sensitivity of :math:`X_s M` for ``neighbour``.
+        :math:`\ell_2` sensitivity of :math:`X_s M` for ``neighbour``.
     note : str, default=""
         Caveats (for example which parts of a release the statement does not cover).
     """

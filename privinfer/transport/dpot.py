@@ -70,7 +70,7 @@ Method = Literal["emd", "sinkhorn"]
 # ----------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class PublishedSource:
-    """What the source party publishes: the projection and the noisy projected rows.
+    r"""What the source party publishes: the projection and the noisy projected rows.
 
     It holds nothing else; in particular never the raw source rows :math:`X_s`.
 
@@ -79,9 +79,9 @@ class PublishedSource:
     projection : ndarray of shape (n_features, ell)
         The public matrix :math:`M`.
     rows : ndarray of shape (n_source, ell)
-        :math:`Z_s = X_s M + \\Delta` (rows clipped first under the ``"record"`` relation).
+        :math:`Z_s = X_s M + \Delta` (rows clipped first under the ``"record"`` relation).
     sigma : float
-        Standard deviation of every entry of :math:`\\Delta`.
+        Standard deviation of every entry of :math:`\Delta`.
     privacy : PrivacyStatement
         The guarantee of this publication.
     """
@@ -93,7 +93,7 @@ class PublishedSource:
 
     @property
     def ell(self) -> int:
-        """Projection dimension :math:`\\ell`."""
+        r"""Projection dimension :math:`\ell`."""
         return int(self.projection.shape[1])
 
     @property
@@ -128,16 +128,16 @@ class PublishedMinibatches:
 
 @dataclass(frozen=True, eq=False)
 class DPOTResult:
-    """Outcome of one DPOT solve (seed 000, Algorithm 1, steps 3-4).
+    r"""Outcome of one DPOT solve (seed 000, Algorithm 1, steps 3-4).
 
     Attributes
     ----------
     plan : ndarray of shape (n_source, n_target)
-        The coupling :math:`\\tilde\\gamma_0`.
+        The coupling :math:`\tilde\gamma_0`.
     cost : ndarray of shape (n_source, n_target)
-        The debiased cost :math:`\\tilde C = \\lVert Z_s - X_t M\\rVert^2 - \\ell\\sigma^2`.
+        The debiased cost :math:`\tilde C = \lVert Z_s - X_t M\rVert^2 - \ell\sigma^2`.
     w_tilde : float
-        :math:`\\tilde W = \\langle \\tilde\\gamma_0, \\tilde C\\rangle`, the private estimate
+        :math:`\tilde W = \langle \tilde\gamma_0, \tilde C\rangle`, the private estimate
         of the squared-Euclidean (2-Wasserstein squared) transport cost.
     privacy : PrivacyStatement
         The guarantee of the publication the result was computed from.
@@ -151,12 +151,12 @@ class DPOTResult:
 
 @dataclass(frozen=True, eq=False)
 class MinibatchDPOTResult:
-    """Outcome of minibatch DPOT: one solve per published minibatch.
+    r"""Outcome of minibatch DPOT: one solve per published minibatch.
 
     Attributes
     ----------
     w_tilde : float
-        Mean of the per-batch :math:`\\tilde W` (non-empty batches only).
+        Mean of the per-batch :math:`\tilde W` (non-empty batches only).
     batch_w_tilde : ndarray of shape (n_used_batches,)
         The per-batch estimates.
     privacy : PrivacyStatement

@@ -107,7 +107,10 @@ class DyadicTree:
     def leaf_depth(self) -> IntArray:
         """Depth of every leaf, in leaf order."""
         return np.concatenate(
-            [np.full(int((~lev.split).sum()), k, dtype=np.int64) for k, lev in enumerate(self.levels)]
+            [
+                np.full(int((~lev.split).sum()), k, dtype=np.int64)
+                for k, lev in enumerate(self.levels)
+            ]
         )
 
     def level_boxes(self, k: int) -> tuple[FloatArray, FloatArray]:
@@ -351,6 +354,16 @@ class SyntheticMeasure:
     See Also
     --------
     privinfer.transport.privtree.PrivTreeSynthesizer : builds one from data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privinfer.transport.privtree import privtree_synthesize
+    >>> x = np.random.default_rng(0).uniform(10, 20, size=(1000, 1))
+    >>> nu, _ = privtree_synthesize(x, 1.0, [(10, 20)], random_state=0)
+    >>> frame = nu.to_frame()
+    >>> list(frame.columns), bool(frame["x0"].between(10, 20).all())
+    (['x0', 'weight'], True)
     """
 
     points: FloatArray

@@ -1,0 +1,6 @@
+"""Private one-step estimators."""
+
+from privinfer.models.ate import PrivateATE, PrivatePOM
+from privinfer.models.att import PrivateATT
+
+__all__ = ["PrivateATE", "PrivateATT", "PrivatePOM"]

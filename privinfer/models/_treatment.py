@@ -1,0 +1,597 @@
+r"""Cross-fitted private one-step estimators of treatment effects (seed 003, sec. 3-5).
+
+The template (STYLE.md §5): draw the splits; fit the nuisances on the training folds
+from per-fold sufficient statistics; evaluate the :math:`Q_X^{-1}`-transformed score on
+the held-out fold; solve for the estimate; compute the influence values
+:math:`\varphi_i` and ``SE = sd(phi)/sqrt(n)``; aggregate repeated splits by the median.
+
+Nuisances (DESIGN.md §6), all fitted through :math:`Q_X^{-1}`:
+
+* outcome regression :math:`\mu(k, x) = \beta_k'\varphi(w, x)` per treatment level,
+  :math:`\beta_k = G_k^{-1} c_k`, :math:`G_k = \frac1n\sum Q_X^{-1}[1\{d=k\}\varphi\varphi']`;
+* Riesz representer of the potential-outcome mean :math:`E\mu(k, X)`:
+  ``riesz="auto"``: :math:`\rho_k(d, x) = 1\{d=k\}\theta_k'\varphi`, :math:`\theta_k = G_k^{-1}
+  \frac1n\sum Q_X^{-1}[\varphi]`; ``riesz="propensity"``: :math:`1\{d=k\}/\pi_k(x)` with a
+  private logit and clipping;
+* ATT: :math:`w(x) = \pi(x)/(1-\pi(x))`, automatic (:math:`\theta_w = G_0^{-1}
+  \frac1n\sum Q_X^{-1}[d\varphi]`) or from the propensity.
+
+Scores (DESIGN.md §5): :math:`s_k = \mu(k, x) + \rho_k(d, x)(y - \mu(k, x))` and
+:math:`s_{ATT} = d(y - \mu_0(x)) - (1-d)w(x)(y - \mu_0(x))`. Each is a sum of public
+weights times basis products, so :math:`\bar Q s` needs only the reference moments
+(O(n J^2 + M J^2)); the propensity route uses single-index reference expectations.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+from tqdm.auto import tqdm
+
+from privinfer._typing import FloatArray, IntArray, RandomStateLike
+from privinfer._validation import check_in_interval, check_int, spawn_generators
+from privinfer.exceptions import (
+    DataMismatchError,
+    FoldError,
+    IndefiniteGramWarning,
+    MechanismMismatchError,
+    OverlapWarning,
+)
+from privinfer.formula import (
+    CovariateSpec,
+    build_covariate_spec,
+    cast_private_categoricals,
+    check_public_columns,
+    parse_treatment_formula,
+)
+from privinfer.inversion import ReferenceMoments, index_expectation, invert, qbar_linear, qbar_quadratic
+from privinfer.mechanisms.alpha_identity import AlphaIdentity
+from privinfer.models._crossfit import draw_folds, median_aggregate
+from privinfer.nuisance.basis import PolynomialBasis
+from privinfer.nuisance.logit import fit_private_logit
+from privinfer.nuisance.series import GramRepair, repair_gram
+from privinfer.results import Diagnostics, PrivateResults, ResultsRecord
+
+__all__ = ["TreatmentModel"]
+
+Estimand = Literal["ate", "att", "pom"]
+RieszRoute = Literal["auto", "propensity"]
+
+#: Rows of the basis built at once: bounds memory to about 80 MB per matrix.
+_CHUNK_CELLS = 10_000_000
+#: Riesz second moments above this flag weak overlap (1 / DoubleML's default clip).
+_OVERLAP_LIMIT = 100.0
+#: Grid size of single-index reference expectations (interpolation error reported).
+_GRID = 513
+
+
+@dataclass
+class _Stats:
+    """Per fold x arm sufficient statistics of the basis (sums over rows)."""
+
+    PP: FloatArray
+    Py: FloatArray
+    P1: FloatArray
+    cnt: FloatArray
+    sy: FloatArray
+    AA: FloatArray | None
+    Ay: FloatArray | None
+    A1: FloatArray | None
+
+    def train(self, name: str, f: int) -> Any:
+        arr = getattr(self, name)
+        return arr.sum(axis=0) - arr[f]
+
+
+class TreatmentModel:
+    """Shared engine of :class:`PrivateATE`, :class:`PrivateATT` and :class:`PrivatePOM`."""
+
+    _estimand: Estimand = "ate"
+    _name = "TreatmentModel"
+
+    def __init__(
+        self,
+        data: pd.DataFrame,
+        *,
+        outcome: str,
+        treatment: str,
+        covariates: str | list[str],
+        mechanism: AlphaIdentity | None = None,
+        degree: int = 2,
+        riesz: RieszRoute = "auto",
+        n_folds: int = 5,
+        n_rep: int = 1,
+        clip: float = 0.01,
+        reference_level: Any = None,
+        reference_size: int = 8192,
+        formula: str | None = None,
+    ) -> None:
+        owner = self._name
+        if not isinstance(data, pd.DataFrame):
+            raise DataMismatchError(f"{owner} expects a pandas DataFrame; got {type(data).__name__}.")
+        if len(data) == 0:
+            raise DataMismatchError(f"{owner}: the data frame is empty.")
+        if mechanism is None:
+            mechanism = AlphaIdentity.from_released(data)
+        if not isinstance(mechanism, AlphaIdentity):
+            raise MechanismMismatchError(f"{owner}: mechanism must be an AlphaIdentity.")
+        if riesz not in ("auto", "propensity"):
+            raise ValueError(f"{owner}: riesz must be 'auto' or 'propensity'; got {riesz!r}.")
+        self.degree = check_int(degree, "degree", owner, 1)
+        self.n_folds = check_int(n_folds, "n_folds", owner, 2)
+        self.n_rep = check_int(n_rep, "n_rep", owner, 1)
+        self.clip = check_in_interval(clip, "clip", owner, 0.0, 0.5, high_open=True)
+        self.reference_size = check_int(reference_size, "reference_size", owner, 64)
+        self.riesz = riesz
+        self.mechanism = mechanism
+        covariates = " + ".join(covariates) if isinstance(covariates, list) else covariates
+        self.formula = formula or f"{outcome} ~ {treatment} | {covariates}"
+        mechanism.check_data(data, owner)
+        check_public_columns(
+            data, [outcome, treatment], mechanism, {outcome: "outcome", treatment: "treatment"}, owner
+        )
+        released = cast_private_categoricals(data, mechanism)
+        self.spec: CovariateSpec = build_covariate_spec(covariates, released, mechanism, owner)
+        check_public_columns(data, list(self.spec.public_variables), mechanism, {}, owner)
+        self.outcome, self.treatment = outcome, treatment
+        y = pd.to_numeric(data[outcome], errors="coerce").to_numpy(dtype=float)
+        if not np.all(np.isfinite(y)):
+            raise DataMismatchError(f"{owner}: outcome {outcome!r} must be numeric and finite.")
+        levels, codes = self._treatment_levels(data[treatment], reference_level, owner)
+        self.levels, self.y, self.d = levels, y, codes
+        self.U_priv = self.spec.private_design(released)
+        self.U_pub = self.spec.public_design(released)
+        if self.U_priv.shape[0] != len(data):
+            raise DataMismatchError(f"{owner}: formulaic dropped rows; check for missing values.")
+
+    # -- constructors ------------------------------------------------------------------
+    @classmethod
+    def from_formula(
+        cls,
+        formula: str,
+        data: pd.DataFrame,
+        *,
+        mechanism: AlphaIdentity | None = None,
+        degree: int = 2,
+        riesz: RieszRoute = "auto",
+        n_folds: int = 5,
+        n_rep: int = 1,
+        clip: float = 0.01,
+        reference_level: Any = None,
+        reference_size: int = 8192,
+    ) -> TreatmentModel:
+        """Build the model from ``"y ~ d | x1 + x2 + C(g)"`` and released data."""
+        parsed = parse_treatment_formula(formula, cls._name)
+        return cls(
+            data,
+            outcome=parsed.outcome,
+            treatment=parsed.treatment,
+            covariates=parsed.covariates,
+            mechanism=mechanism,
+            degree=degree,
+            riesz=riesz,
+            n_folds=n_folds,
+            n_rep=n_rep,
+            clip=clip,
+            reference_level=reference_level,
+            reference_size=reference_size,
+            formula=formula,
+        )
+
+    def _treatment_levels(self, col: pd.Series, reference_level: Any, owner: str) -> tuple[list[Any], IntArray]:
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            levels = [lv for lv in col.cat.categories if (col == lv).any()]
+        else:
+            levels = sorted(pd.unique(col).tolist())
+        if len(levels) < 2:
+            raise DataMismatchError(f"{owner}: treatment {col.name!r} takes a single value {levels!r}.")
+        if pd.api.types.is_float_dtype(col) and len(levels) > 20:
+            raise DataMismatchError(
+                f"{owner}: treatment {col.name!r} looks continuous ({len(levels)} distinct values); "
+                "it must be binary or categorical."
+            )
+        if reference_level is not None:
+            if reference_level not in levels:
+                raise DataMismatchError(f"{owner}: reference_level {reference_level!r} not in {levels!r}.")
+            levels = [reference_level] + [lv for lv in levels if lv != reference_level]
+        if self._estimand == "att" and len(levels) != 2:
+            raise DataMismatchError(f"{owner}: the ATT needs a binary treatment; got levels {levels!r}.")
+        if self.riesz == "propensity" and len(levels) != 2:
+            raise DataMismatchError(
+                f"{owner}: riesz='propensity' supports binary treatments; use riesz='auto' for "
+                f"{len(levels)} levels."
+            )
+        mapping = {lv: i for i, lv in enumerate(levels)}
+        codes = col.map(mapping).to_numpy()
+        return levels, np.asarray(codes, dtype=np.int64)
+
+    # -- parameter names ---------------------------------------------------------------
+    def _param_names(self) -> list[str]:
+        lv = self.levels
+        if self._estimand == "att":
+            return ["ATT"]
+        if self._estimand == "pom":
+            return [f"E[Y({v})]" for v in lv]
+        if len(lv) == 2:
+            return ["ATE"]
+        return [f"ATE[{v} vs {lv[0]}]" for v in lv[1:]]
+
+    # -- fit ---------------------------------------------------------------------------
+    def fit(self, random_state: RandomStateLike = None, *, progress: bool = False) -> PrivateResults:
+        """Estimate by cross-fitting; returns a :class:`PrivateResults`.
+
+        Parameters
+        ----------
+        random_state : int, SeedSequence, Generator or None, default=None
+            Seeds the reference (Sobol) sample and the splits, from independent child
+            streams; ``None`` draws fresh entropy.
+        progress : bool, default=False
+            Show a progress bar over repeated splits.
+        """
+        streams = spawn_generators(random_state, self.n_rep + 1)
+        draw = self.mechanism.reference.draw_for_moments(
+            self.reference_size, random_state=streams[0]
+        )
+        ref_frame = cast_private_categoricals(draw.frame, self.mechanism)
+        U_ref = self.spec.private_design(ref_frame)
+        basis = PolynomialBasis.build(
+            self.degree,
+            U_ref,
+            draw.weights,
+            self.U_pub,
+            self.spec.private_groups,
+            self.spec.public_groups,
+            self.spec.private_names + self.spec.public_names,
+        )
+        if basis.n_basis >= 0.5 * min(np.bincount(self.d)):
+            raise DataMismatchError(
+                f"{self._name}: the series basis has {basis.n_basis} functions but the smallest "
+                f"treatment arm only {min(np.bincount(self.d))} rows; lower degree="
+                f"{self.degree}."
+            )
+        P_ref = basis.private_only(U_ref)
+        ref = ReferenceMoments.from_features(P_ref, draw.weights, draw.replicate)
+        names = self._param_names()
+        reps = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for r in tqdm(range(self.n_rep), disable=not progress, desc=self._name):
+                folds = draw_folds(self.d, self.n_folds, streams[r + 1])
+                reps.append(self._fit_once(folds, basis, ref, U_ref, draw.weights))
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        est = np.array([r["est"] for r in reps])
+        phis = [r["phi"] for r in reps]
+        ses = np.array([np.sqrt(np.mean(p**2, axis=0) / p.shape[0]) for p in phis])
+        params, se = median_aggregate(est, ses)
+        # influence values of the split closest to the median, rescaled to the aggregated SE
+        pick = int(np.argmin(np.abs(est - params).sum(axis=1)))
+        phi = phis[pick] * np.where(ses[pick] > 0, se / np.where(ses[pick] > 0, ses[pick], 1), 1.0)
+        diag = self._diagnostics(reps, names, ref, est)
+        guarantees = self.mechanism.guarantees() if not self.mechanism.reference.is_discrete or (
+            self.mechanism.reference.n_support <= 100_000
+        ) else None
+        facts = (
+            ("Cross-fit folds:", str(self.n_folds)),
+            ("Repeated splits:", str(self.n_rep)),
+            ("Series degree:", f"{self.degree} ({basis.n_basis} fns)"),
+            ("Riesz route:", self.riesz),
+        )
+        record = ResultsRecord(
+            model=self._name,
+            dep_variable=self.outcome,
+            params=pd.Series(params, index=names),
+            influence=phi,
+            mechanism=self.mechanism.to_dict() if not _has_empirical(self.mechanism) else {
+                "mechanism": "alpha-identity", "alpha": self.mechanism.alpha},
+            guarantees=guarantees,
+            facts=facts,
+            diagnostics=diag,
+            rep_params=pd.DataFrame(est, columns=names),
+        )
+        return PrivateResults(record)
+
+    # -- one split ---------------------------------------------------------------------
+    def _chunks(self, idx: IntArray, n_basis: int) -> list[IntArray]:
+        size = max(1024, _CHUNK_CELLS // max(n_basis, 1))
+        return [idx[s : s + size] for s in range(0, idx.size, size)]
+
+    def _design(self, basis: PolynomialBasis, rows: IntArray) -> tuple[FloatArray | None, FloatArray]:
+        A, P = basis.split(self.U_priv[rows], self.U_pub[rows] if self.U_pub.shape[1] else None)
+        return A, (P if A is None else A * P)
+
+    def _accumulate(self, folds: IntArray, basis: PolynomialBasis) -> _Stats:
+        F, L, J = self.n_folds, len(self.levels), basis.n_basis
+        has_a = basis.has_public
+        st = _Stats(
+            PP=np.zeros((F, L, J, J)), Py=np.zeros((F, L, J)), P1=np.zeros((F, L, J)),
+            cnt=np.zeros((F, L)), sy=np.zeros((F, L)),
+            AA=np.zeros((F, L, J, J)) if has_a else None,
+            Ay=np.zeros((F, L, J)) if has_a else None,
+            A1=np.zeros((F, L, J)) if has_a else None,
+        )
+        key = folds * L + self.d
+        order = np.argsort(key, kind="stable")
+        bounds = np.searchsorted(key[order], np.arange(F * L + 1))
+        for kk in range(F * L):
+            f, k = divmod(kk, L)
+            rows_all = order[bounds[kk] : bounds[kk + 1]]
+            for rows in self._chunks(rows_all, J):
+                A, Phi = self._design(basis, rows)
+                yy = self.y[rows]
+                st.PP[f, k] += Phi.T @ Phi
+                st.Py[f, k] += yy @ Phi
+                st.P1[f, k] += Phi.sum(axis=0)
+                st.cnt[f, k] += rows.size
+                st.sy[f, k] += yy.sum()
+                if A is not None:
+                    st.AA[f, k] += A.T @ A  # type: ignore[index]
+                    st.Ay[f, k] += yy @ A  # type: ignore[index]
+                    st.A1[f, k] += A.sum(axis=0)  # type: ignore[index]
+        return st
+
+    def _fit_once(
+        self, folds: IntArray, basis: PolynomialBasis, ref: ReferenceMoments, U_ref: FloatArray,
+        ref_weights: FloatArray,
+    ) -> dict[str, Any]:
+        alpha = self.mechanism.alpha
+        F, L, J = self.n_folds, len(self.levels), basis.n_basis
+        n = self.y.size
+        st = self._accumulate(folds, basis)
+        for f in range(F):
+            if np.any(st.cnt[f] == 0):
+                raise FoldError(f"{self._name}: fold {f} has no unit of some treatment level.")
+        repairs: list[GramRepair] = []
+        n_params = len(self._param_names())
+        pom_phi = np.zeros((n, L))
+        att_phi = np.zeros(n)
+        risk = np.zeros(n)
+        riesz2 = np.zeros((n, L + 1))
+        lin_terms: list[list[tuple[FloatArray, FloatArray, float]]] = [[] for _ in range(L + 1)]
+        quad_terms: list[list[tuple[FloatArray, FloatArray, Any, float]]] = [[] for _ in range(L + 1)]
+        n_clipped = 0
+        interp_err = 0.0
+        has_a = st.AA is not None
+        noisy = alpha < 1.0
+        m, R = ref.mean, ref.outer
+        for f in range(F):
+            n_tr = st.cnt.sum() - st.cnt[f].sum()
+            betas, thetas, G_fixed = [], [], []
+            pPP, pPy, pP1 = st.train("PP", f), st.train("Py", f), st.train("P1", f)
+            pcnt, psy = st.train("cnt", f), st.train("sy", f)
+            pAA = st.train("AA", f) if has_a else None
+            pAy = st.train("Ay", f) if has_a else None
+            pA1 = st.train("A1", f) if has_a else None
+            for k in range(L):
+                pub_outer = pAA[k] / n_tr if has_a else pcnt[k] / n_tr
+                G = invert(pPP[k] / n_tr, pub_outer * R, alpha)
+                c = invert(pPy[k] / n_tr, (pAy[k] / n_tr if has_a else psy[k] / n_tr) * m, alpha)
+                Gf, info = repair_gram(G, f"outcome regression, level {self.levels[k]!r}, fold {f}")
+                if info is not None:
+                    repairs.append(info)
+                G_fixed.append(Gf)
+                betas.append(np.linalg.solve(Gf, c))
+            e_phi = invert(pP1.sum(axis=0) / n_tr, (pA1.sum(axis=0) / n_tr if has_a else 1.0) * m, alpha)
+            if self.riesz == "auto":
+                thetas = [np.linalg.solve(G_fixed[k], e_phi) for k in range(L)]
+                if self._estimand == "att":
+                    e_dphi = invert(pP1[1] / n_tr, (pA1[1] / n_tr if has_a else pcnt[1] / n_tr) * m, alpha)
+                    theta_w = np.linalg.solve(G_fixed[0], e_dphi)
+            else:
+                train_rows = np.flatnonzero(folds != f)
+                fit = fit_private_logit(
+                    (self.d[train_rows] == 1).astype(float), self.U_pub[train_rows],
+                    self.U_priv[train_rows], U_ref, ref_weights, alpha,
+                    label=f"private logistic propensity, fold {f}",
+                )
+                interp_err = max(interp_err, fit.interp_error)
+                g_pub, g_priv = fit.split(self.U_pub.shape[1])
+                eta_ref = U_ref @ g_priv
+                P_ref1 = np.column_stack([np.ones(U_ref.shape[0]), basis.private_only(U_ref)])
+            rows_f = np.flatnonzero(folds == f)
+            offset = 0
+            if self.riesz == "propensity":
+                t_f = np.column_stack([np.ones(rows_f.size), self.U_pub[rows_f]]) @ g_pub
+                if noisy:
+                    E_link = []
+                    for link in _propensity_links(self.clip):
+                        E, e = index_expectation(
+                            t_f, eta_ref, P_ref1, ref_weights, link, grid_size=_GRID
+                        )
+                        E2, e2 = index_expectation(
+                            t_f, eta_ref, P_ref1[:, :1], ref_weights, lambda v, g=link: g(v) ** 2,
+                            grid_size=_GRID,
+                        )
+                        E_link.append(np.column_stack([E, E2]))
+                        interp_err = max(interp_err, e, e2)
+            # reference-term bookkeeping for the numerical error (sums over held-out rows)
+            a1_f = (st.A1[f].sum(axis=0) if has_a else np.full(J, st.cnt[f].sum()))
+            for rows in self._chunks(rows_f, J):
+                A, Phi = self._design(basis, rows)
+                yy, dd = self.y[rows], self.d[rows]
+                MU = Phi @ np.column_stack(betas)
+                mu_d = MU[np.arange(rows.size), dd]
+                q_mu = [qbar_linear(b, m, A) for b in betas]
+                # private out-of-fold risk E(Y - mu(D, X))^2
+                qr = np.zeros(rows.size)
+                for k in range(L):
+                    sel = dd == k
+                    qr = qr + sel * (yy**2 - 2 * yy * q_mu[k] + qbar_quadratic(betas[k], betas[k], R, A))
+                risk[rows] = invert((yy - mu_d) ** 2, qr, alpha)
+                if self.riesz == "auto":
+                    for k in range(L):
+                        isk = (dd == k).astype(float)
+                        rho_fn = Phi @ thetas[k]
+                        s = MU[:, k] + isk * rho_fn * (yy - MU[:, k])
+                        qs = q_mu[k] + isk * (yy * qbar_linear(thetas[k], m, A)
+                                              - qbar_quadratic(thetas[k], betas[k], R, A))
+                        pom_phi[rows, k] = invert(s, qs, alpha)
+                        riesz2[rows, k] = invert(isk * rho_fn**2,
+                                                 isk * qbar_quadratic(thetas[k], thetas[k], R, A), alpha)
+                    if self._estimand == "att":
+                        d1 = (dd == 1).astype(float)
+                        wv = Phi @ theta_w
+                        s = d1 * (yy - MU[:, 0]) - (1 - d1) * wv * (yy - MU[:, 0])
+                        qs = d1 * (yy - q_mu[0]) - (1 - d1) * (
+                            yy * qbar_linear(theta_w, m, A) - qbar_quadratic(theta_w, betas[0], R, A))
+                        att_phi[rows] = invert(s, qs, alpha)
+                        riesz2[rows, L] = invert((1 - d1) * wv**2, (1 - d1) * qbar_quadratic(theta_w, theta_w, R, A), alpha)
+                else:
+                    sl = slice(offset, offset + rows.size)
+                    t = t_f[sl]
+                    pi_z = np.clip(expit(t + self.U_priv[rows] @ g_priv), self.clip, 1 - self.clip)
+                    n_clipped += int(np.sum((pi_z <= self.clip) | (pi_z >= 1 - self.clip)))
+                    d1 = (dd == 1).astype(float)
+                    for k in (0, 1):
+                        ind = d1 if k == 1 else 1 - d1
+                        wz = 1 / pi_z if k == 1 else 1 / (1 - pi_z)
+                        s = MU[:, k] + ind * wz * (yy - MU[:, k])
+                        if noisy:
+                            E = E_link[k][sl]
+                            eb = (E[:, 1:-1] * (A if A is not None else 1.0)) @ betas[k]
+                            qs = q_mu[k] + ind * (yy * E[:, 0] - eb)
+                            q2 = ind * E[:, -1]
+                        else:
+                            qs = q2 = 0.0
+                        pom_phi[rows, k] = invert(s, qs, alpha)
+                        riesz2[rows, k] = invert(ind * wz**2, q2, alpha)
+                    if self._estimand == "att":
+                        wz = pi_z / (1 - pi_z)
+                        s = d1 * (yy - MU[:, 0]) - (1 - d1) * wz * (yy - MU[:, 0])
+                        if noisy:
+                            E = E_link[2][sl]
+                            eb = (E[:, 1:-1] * (A if A is not None else 1.0)) @ betas[0]
+                            qs = d1 * (yy - q_mu[0]) - (1 - d1) * (yy * E[:, 0] - eb)
+                        else:
+                            qs = 0.0
+                        att_phi[rows] = invert(s, qs, alpha)
+                offset += rows.size
+            if self.riesz == "auto":
+                for k in range(L):
+                    ay = st.Ay[f, k] if has_a else np.full(J, st.sy[f, k])
+                    aa = st.AA[f, k] if has_a else st.cnt[f, k]
+                    lin_terms[k] += [(betas[k], a1_f, 1.0), (thetas[k], ay, 1.0)]
+                    quad_terms[k].append((thetas[k], betas[k], aa, -1.0))
+                if self._estimand == "att":
+                    a1_t = st.A1[f, 1] if has_a else np.full(J, st.cnt[f, 1])
+                    ay0 = st.Ay[f, 0] if has_a else np.full(J, st.sy[f, 0])
+                    aa0 = st.AA[f, 0] if has_a else st.cnt[f, 0]
+                    lin_terms[L] += [(betas[0], a1_t, -1.0), (theta_w, ay0, -1.0)]
+                    quad_terms[L].append((theta_w, betas[0], aa0, 1.0))
+        # estimates and influence values
+        pom = pom_phi.mean(axis=0)
+        if self._estimand == "att":
+            d1 = (self.d == 1).astype(float)
+            p1 = d1.mean()
+            tau = att_phi.sum() / d1.sum()
+            est = np.array([tau])
+            phi = ((att_phi - d1 * tau) / p1)[:, None]
+            contrast = None
+        else:
+            centred = pom_phi - pom
+            if self._estimand == "pom":
+                est, phi, contrast = pom, centred, np.eye(L)
+            else:
+                contrast = np.zeros((L, L - 1))
+                contrast[0, :] = -1.0
+                contrast[1:, :] = np.eye(L - 1)
+                est, phi = pom @ contrast, centred @ contrast
+        assert phi.shape[1] == n_params  # internal invariant, not user input
+        y_var = float(self.y.var())
+        return {
+            "est": est, "phi": phi, "repairs": repairs, "n_clipped": n_clipped,
+            "r2": 1.0 - float(risk.mean()) / y_var if y_var > 0 else float("nan"),
+            "riesz2": riesz2.mean(axis=0), "lin": lin_terms, "quad": quad_terms,
+            "contrast": contrast, "interp_err": interp_err, "n": n,
+        }
+
+    # -- diagnostics -------------------------------------------------------------------
+    def _diagnostics(
+        self, reps: list[dict[str, Any]], names: list[str], ref: ReferenceMoments, est: FloatArray
+    ) -> Diagnostics:
+        alpha = self.mechanism.alpha
+        L = len(self.levels)
+        first = reps[0]
+        scale = (1.0 - alpha) / alpha / first["n"]
+
+        def ref_part(k: int, mean: FloatArray, outer: FloatArray) -> float:
+            tot = sum(sgn * float(s @ (c * mean)) for c, s, sgn in first["lin"][k])
+            tot += sum(sgn * float(np.sum(np.outer(a, b) * outer * aa)) for a, b, aa, sgn in first["quad"][k])
+            return -scale * tot
+
+        errors: dict[str, float] = {}
+        notes: list[str] = []
+        if self.riesz == "auto" and not ref.exact:
+            if self._estimand == "att":
+                p1 = float(np.mean(self.d == 1))
+                errors[names[0]] = ref.error(lambda mm, oo: ref_part(L, mm, oo)) / p1
+            else:
+                contrast = first["contrast"]
+                for j, name in enumerate(names):
+                    errors[name] = ref.error(
+                        lambda mm, oo, j=j: sum(contrast[k, j] * ref_part(k, mm, oo) for k in range(L))
+                    )
+        elif self.riesz == "auto":
+            errors = dict.fromkeys(names, 0.0)
+        else:
+            notes.append(
+                "Reference error of the propensity route not decomposed; index-expectation "
+                f"interpolation error <= {max(r['interp_err'] for r in reps):.2g}."
+            )
+        riesz_names = [f"rho[{v}]" for v in self.levels] + (["w (ATT)"] if self._estimand == "att" else [])
+        r2m = {nm: float(v) for nm, v in zip(riesz_names, first["riesz2"][: len(riesz_names)], strict=True)}
+        if any(v > _OVERLAP_LIMIT for v in r2m.values()):
+            msg = (f"{self._name}: the estimated Riesz second moments {r2m} exceed {_OVERLAP_LIMIT:g}: "
+                   "weak overlap between treatment levels; estimates may be unstable.")
+            warnings.warn(msg, OverlapWarning, stacklevel=3)
+            notes.append("Weak overlap: large Riesz second moment.")
+        repairs = tuple(g for r in reps for g in r["repairs"])
+        if repairs:
+            warnings.warn(
+                f"{self._name}: {len(repairs)} deconvolved Gram matrix(es) were not safely positive "
+                f"definite (smallest eigenvalue {min(g.min_eigenvalue for g in repairs):.3g}); "
+                "eigenvalues were floored. See results.diagnostics.gram_repairs.",
+                IndefiniteGramWarning, stacklevel=3,
+            )
+        n_clipped = int(sum(r["n_clipped"] for r in reps))
+        if self.riesz == "propensity" and n_clipped > 0.01 * first["n"] * len(reps):
+            warnings.warn(
+                f"{self._name}: {n_clipped} released propensity value(s) hit the clip {self.clip:g}.",
+                OverlapWarning, stacklevel=3,
+            )
+        spread = {nm: float(est[:, j].max() - est[:, j].min()) for j, nm in enumerate(names)}
+        return Diagnostics(
+            gram_repairs=repairs,
+            n_clipped=n_clipped,
+            clip=self.clip if self.riesz == "propensity" else None,
+            outcome_r2=float(np.median([r["r2"] for r in reps])),
+            riesz_second_moment=r2m,
+            reference_error=errors,
+            reference_points=ref.n_points,
+            reference_exact=ref.exact,
+            rep_spread=spread,
+            notes=tuple(notes),
+        )
+
+
+def _propensity_links(clip: float) -> list[Any]:
+    """Weights of the propensity route as functions of the logistic index.
+
+    ``1/pi``, ``1/(1-pi)`` and the odds ``pi/(1-pi)``, with ``pi`` clipped to
+    ``[clip, 1 - clip]``.
+    """
+
+    def pi_c(e: FloatArray) -> FloatArray:
+        return np.clip(expit(e), clip, 1 - clip)
+
+    return [lambda e: 1.0 / (1.0 - pi_c(e)), lambda e: 1.0 / pi_c(e), lambda e: pi_c(e) / (1 - pi_c(e))]
+
+
+def _has_empirical(mech: AlphaIdentity) -> bool:
+    """Empirical references are kept out of results (they may be large)."""
+    return any(type(c).__name__ == "Empirical" for _, c in mech.reference.parts)

@@ -1,0 +1,529 @@
+r"""Mean estimation under eps-PML on the c-interior with one released bit per person.
+
+The linear-kernel mechanism of DESIGN.md §8 attains the minimax risk
+:math:`b^2/(n\eta_{TV}^2)` of seed 001 Theorem 8. :class:`PrivateMean` (an interval) and
+:class:`PrivateVectorMean` (a box, one random coordinate per person) keep the data holder's
+:meth:`privatize` and the analyst's :meth:`estimate` apart; results hold only counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+import numpy as np
+import pandas as pd
+from formulaic import Formula, model_matrix
+from scipy import stats
+
+from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
+from privinfer._validation import check_in_interval, check_int, check_no_nan, check_random_state
+from privinfer.exceptions import DataMismatchError, MissingValueError, OutOfSupportError
+from privinfer.pml.contraction import _check_c, eps_star, eta_tv
+from privinfer.pml.guarantee import PMLGuarantee
+
+__all__ = ["PrivateMean", "PrivateMeanResult", "PrivateVectorMean"]
+
+CIMethod: TypeAlias = Literal["normal", "exact", "hoeffding"]
+
+
+def _check_bounds(bounds: object, owner: str) -> FloatArray:
+    arr = np.asarray(bounds, dtype=float)
+    if arr.shape == (2,):
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] != 2 or not np.all(np.isfinite(arr)) or np.any(
+        arr[:, 1] <= arr[:, 0]
+    ):
+        raise ValueError(
+            f"The 'bounds' parameter of {owner} must be (lo, hi) with lo < hi finite "
+            f"(or a list of such pairs for a box). Got {bounds!r} instead."
+        )
+    return arr
+
+
+def _check_bits(bits: ArrayLike, owner: str) -> IntArray:
+    arr = np.asarray(bits)
+    check_no_nan(arr, "released", owner)
+    if arr.ndim != 1 or arr.size < 2 or not np.all(np.isin(arr, (0, 1))):
+        raise DataMismatchError(
+            f"{owner}: released must be a 1-D array of at least 2 bits in {{0, 1}}."
+        )
+    return arr.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class PrivateMeanResult:
+    r"""Private mean estimates with standard errors and confidence intervals.
+
+    Holds only per-parameter counts (``nobs``, ``n_ones``) and the mechanism's
+    parameters, never released or raw records.
+
+    Attributes
+    ----------
+    params : pandas.Series
+        Unbiased estimates (one per group or coordinate).
+    std_errors : pandas.Series
+        Standard errors, sd of the per-person unbiased terms over :math:`\sqrt n`.
+    nobs : pandas.Series
+        Released bits used for each parameter.
+    n_ones : pandas.Series
+        Released ones for each parameter (scaled counts for vector means).
+    eps, c, eta : float
+        PML level, density floor and :math:`\eta_{TV}` of the release.
+    half_width : pandas.Series
+        :math:`b/\eta` times the dimension factor: the range of one unbiased term is
+        ``center +- half_width``.
+    center : pandas.Series
+        Midpoint of the bounds of each parameter.
+    exact_ok : bool
+        Whether the Clopper-Pearson interval applies (1-D releases).
+    """
+
+    params: pd.Series
+    std_errors: pd.Series
+    nobs: pd.Series
+    n_ones: pd.Series
+    eps: float
+    c: float
+    eta: float
+    half_width: pd.Series
+    center: pd.Series
+    exact_ok: bool = True
+
+    def conf_int(self, alpha: float = 0.05, method: CIMethod = "normal") -> pd.DataFrame:
+        r"""Confidence intervals; ``alpha`` here is the significance level (not a keep probability).
+
+        Parameters
+        ----------
+        alpha : float, default=0.05
+            Significance level.
+        method : {"normal", "exact", "hoeffding"}, default="normal"
+            ``normal``: estimate :math:`\pm z_{1-\alpha/2}` SE. ``exact``: Clopper-Pearson
+            on the mean bit mapped through :math:`\theta = m + b(2\pi - 1)/\eta` and clipped
+            to the bounds (1-D releases only). ``hoeffding``: estimate :math:`\pm
+            h\sqrt{2\log(2/\alpha)/n}` with h the half range of one term.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``lower`` and ``upper``.
+        """
+        alpha = check_in_interval(alpha, "alpha", "PrivateMeanResult.conf_int", 0.0, 1.0,
+                                  low_open=True, high_open=True)
+        n = self.nobs.to_numpy(dtype=float)
+        est = self.params.to_numpy()
+        if method == "normal":
+            z = stats.norm.ppf(1.0 - alpha / 2.0)
+            half = z * self.std_errors.to_numpy()
+            lo, hi = est - half, est + half
+        elif method == "hoeffding":
+            half = self.half_width.to_numpy() * np.sqrt(2.0 * np.log(2.0 / alpha) / n)
+            lo, hi = est - half, est + half
+        elif method == "exact":
+            if not self.exact_ok:
+                raise ValueError(
+                    "PrivateMeanResult.conf_int: method='exact' applies to 1-D releases only; "
+                    "use 'normal' or 'hoeffding' for vector means."
+                )
+            k = self.n_ones.to_numpy().astype(np.int64)
+            p_lo = np.where(k > 0, stats.beta.ppf(alpha / 2, k, n - k + 1), 0.0)
+            p_hi = np.where(k < n, stats.beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
+            h, m = self.half_width.to_numpy() * self.eta, self.center.to_numpy()
+            lo = np.clip(m + h * (2 * p_lo - 1) / self.eta, m - h, m + h)
+            hi = np.clip(m + h * (2 * p_hi - 1) / self.eta, m - h, m + h)
+        else:
+            raise ValueError(
+                "The 'method' parameter of PrivateMeanResult.conf_int must be 'normal', "
+                f"'exact' or 'hoeffding'. Got {method!r} instead."
+            )
+        return pd.DataFrame({"lower": lo, "upper": hi}, index=self.params.index)
+
+    def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
+        """Estimates, SEs, counts and normal CIs in one table."""
+        ci = self.conf_int(alpha)
+        return pd.DataFrame({"mean": self.params, "std err": self.std_errors,
+                             "nobs": self.nobs, f"[{alpha / 2:g}": ci["lower"],
+                             f"{1 - alpha / 2:g}]": ci["upper"]})
+
+    def summary(self) -> str:
+        """A readable report (returned, not printed)."""
+        lines = [
+            "PrivateMean: one bit per person, eps-PML on the c-interior (seed 001 Thm 8)",
+            "=" * 78,
+            f"eps (PML):   {self.eps:10.4g}   c (density floor):  {self.c:10.4g}",
+            f"eta_TV:      {self.eta:10.4f}   risk factor 1/eta^2: {1 / self.eta**2:10.4g}",
+            "=" * 78,
+            self.summary_frame().to_string(float_format=lambda v: f"{v:.4f}"),
+            "-" * 78,
+            "Unbiased x_hat = m + b(2Y - 1)/eta; SE = sd(x_hat)/sqrt(n); normal 95% CI.",
+        ]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+class PrivateMean:
+    r"""Mean of a bounded variable from one eps-PML bit per person (seed 001 §VI-C1).
+
+    The holder releases :math:`Y\sim\mathrm{Bernoulli}((1-\eta)/2 + \eta(x - lo)/(hi - lo))`;
+    the analyst averages :math:`\hat x = m + b(2Y-1)/\eta` (:math:`m` the midpoint,
+    :math:`b` the half width). Use it for a population mean when the data density is
+    bounded below by c on the interval. O(n).
+
+    Parameters
+    ----------
+    bounds : (float, float)
+        Public bounds ``(lo, hi)``; ``(-b, b)`` is the seed's setting.
+    eps : float
+        PML level, ``>= 0``; above :math:`\varepsilon^* = -\log(c(hi-lo)/2)` the release
+        is only :math:`\varepsilon^*`-PML and costs nothing.
+    c : float
+        Density floor in ``[0, 1/(hi - lo)]``; ``c = 0`` is eps-LDP.
+
+    Raises
+    ------
+    ValueError
+        Bad bounds, ``eps <= 0`` or ``c`` out of range.
+
+    See Also
+    --------
+    PrivateVectorMean : The d-dimensional version.
+
+    Notes
+    -----
+    With :math:`\eta = \eta_{TV}(\varepsilon)` and :math:`\mu(\mathcal X) = 2b`:
+    :math:`K(1|x) = (1-\eta)/2 + \eta(x+b)/(2b)` has :math:`\max_x K = (1+\eta)/2`,
+    :math:`\min_x K = (1-\eta)/2` and :math:`\int K\,dx = b`, so its PML on the c-interior
+    is :math:`\log\frac{(1+\eta)/2}{cb + d_c(1-\eta)/2} = \log\frac{1+\eta}{1 - d_c\eta} =
+    \varepsilon` (same for output 0). :math:`E\hat x = x` and :math:`E(\hat x - m)^2 =
+    b^2/\eta^2`, so :math:`n\,E(\hat\theta - \theta)^2 = b^2/\eta^2 - (\theta - m)^2
+    \le b^2/\eta^2`: the upper bound of seed 001 Proposition 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pm = PrivateMean(bounds=(-1.0, 1.0), eps=1.0, c=0.2)
+    >>> x = np.random.default_rng(0).uniform(-1, 1, 5000) * 0.5 + 0.2
+    >>> res = pm.estimate(pm.privatize(x, random_state=1))
+    >>> bool(abs(res.params["mean"] - 0.2) < 4 * res.std_errors["mean"])
+    True
+    """
+
+    def __init__(self, *, bounds: tuple[float, float], eps: float, c: float) -> None:
+        owner = "PrivateMean"
+        arr = _check_bounds(bounds, owner)
+        if arr.shape[0] != 1:
+            raise ValueError(f"{owner}: bounds must be one interval (lo, hi); use "
+                             "PrivateVectorMean for a box.")
+        self.lo, self.hi = float(arr[0, 0]), float(arr[0, 1])
+        self.measure = self.hi - self.lo
+        self.c = _check_c(c, self.measure, owner)
+        self.eps = check_in_interval(eps, "eps", owner, 0.0, np.inf, low_open=True)
+        self.eta = eta_tv(self.eps, self.c, self.measure)
+
+    @property
+    def center(self) -> float:
+        """Midpoint m of the bounds."""
+        return 0.5 * (self.lo + self.hi)
+
+    @property
+    def half_width(self) -> float:
+        """Half width b of the bounds."""
+        return 0.5 * self.measure
+
+    def prob_one(self, x: ArrayLike) -> FloatArray:
+        r""":math:`K(1|x) = (1-\eta)/2 + \eta(x - lo)/(hi - lo)` for each record."""
+        arr = self._check_x(x)
+        return (1.0 - self.eta) / 2.0 + self.eta * (arr - self.lo) / self.measure
+
+    def _check_x(self, x: ArrayLike) -> FloatArray:
+        arr = np.asarray(x, dtype=float)
+        check_no_nan(arr, "x", "PrivateMean")
+        if arr.ndim != 1:
+            raise DataMismatchError(f"PrivateMean: x must be 1-D; got shape {arr.shape}.")
+        bad = np.flatnonzero((arr < self.lo) | (arr > self.hi))
+        if bad.size:
+            raise OutOfSupportError(
+                f"PrivateMean: data outside the public bounds [{self.lo}, {self.hi}] at rows "
+                f"{bad[:5].tolist()} (values {arr[bad[:5]].tolist()}); clip or drop them first."
+            )
+        return arr
+
+    def privatize(self, x: ArrayLike, random_state: RandomStateLike = None) -> IntArray | pd.Series:
+        """Data-holder side: one bit per record.
+
+        Parameters
+        ----------
+        x : array-like or pandas.Series
+            Values in the bounds.
+        random_state : None, int, SeedSequence or Generator, default=None
+            ``None`` draws fresh OS entropy.
+
+        Returns
+        -------
+        ndarray of int or pandas.Series
+            Released bits; a Series keeps its index and name.
+        """
+        rng = check_random_state(random_state)
+        p1 = self.prob_one(x)
+        y = (rng.random(p1.shape[0]) < p1).astype(np.int64)
+        if isinstance(x, pd.Series):
+            return pd.Series(y, index=x.index, name=x.name)
+        return y
+
+    def _result(self, bits: IntArray, groups: FloatArray, names: list[str]) -> PrivateMeanResult:
+        b, m = self.half_width, self.center
+        terms = b * (2.0 * bits - 1.0) / self.eta  # centred unbiased terms
+        nobs = groups.sum(axis=0)
+        if np.any(nobs < 2):
+            raise DataMismatchError("PrivateMean: every group needs at least 2 released bits.")
+        mean = groups.T @ terms / nobs
+        var = (groups.T @ terms**2 - nobs * mean**2) / (nobs - 1)
+        ones = groups.T @ bits
+        idx = pd.Index(names)
+        return PrivateMeanResult(
+            params=pd.Series(m + mean, index=idx),
+            std_errors=pd.Series(np.sqrt(np.clip(var, 0, None) / nobs), index=idx),
+            nobs=pd.Series(nobs.astype(np.int64), index=idx),
+            n_ones=pd.Series(ones.astype(np.int64), index=idx),
+            eps=self.eps, c=self.c, eta=self.eta,
+            half_width=pd.Series(b / self.eta, index=idx),
+            center=pd.Series(m, index=idx),
+        )
+
+    def estimate(self, released: ArrayLike) -> PrivateMeanResult:
+        """Analyst side: unbiased mean, SE and confidence intervals from released bits.
+
+        Parameters
+        ----------
+        released : array-like of {0, 1}
+            Bits from :meth:`privatize`.
+
+        Returns
+        -------
+        PrivateMeanResult
+            With a single parameter named ``"mean"``.
+        """
+        bits = _check_bits(released, "PrivateMean.estimate")
+        return self._result(bits, np.ones((bits.size, 1)), ["mean"])
+
+    @classmethod
+    def from_formula(cls, formula: str, data: pd.DataFrame, *, bounds: tuple[float, float],
+                     eps: float, c: float) -> PrivateMeanResult:
+        """Means of a released-bit column, overall (``"y ~ 1"``) or by group (``"y ~ C(g)"``).
+
+        Parameters
+        ----------
+        formula : str
+            ``"col ~ 1"`` or ``"col ~ C(group)"``; ``col`` holds released bits.
+        data : pandas.DataFrame
+            The released data.
+        bounds, eps, c
+            As in the constructor (the mechanism that released ``col``).
+
+        Returns
+        -------
+        PrivateMeanResult
+            One parameter per group level (``"mean"`` without groups).
+
+        Raises
+        ------
+        DataMismatchError
+            A right-hand side other than an intercept or one categorical term.
+        MissingValueError
+            NaN in the columns used.
+        """
+        mech = cls(bounds=bounds, eps=eps, c=c)
+        f = Formula(formula)
+        lhs = list(f.lhs)
+        rhs = [t for t in f.rhs if str(t) != "1"]
+        if len(lhs) != 1 or len(rhs) > 1:
+            raise DataMismatchError(
+                f"PrivateMean.from_formula: {formula!r} must read 'y ~ 1' or 'y ~ C(group)'; "
+                f"got left terms {[str(t) for t in lhs]} and right terms {[str(t) for t in rhs]}."
+            )
+        try:
+            y = model_matrix(f"0 + {lhs[0]}", data, na_action="raise")
+            groups = (model_matrix(f"0 + {rhs[0]}", data, na_action="raise") if rhs else None)
+        except ValueError as exc:
+            raise MissingValueError(f"PrivateMean.from_formula: {exc}") from exc
+        bits = _check_bits(np.asarray(y).ravel(), "PrivateMean.from_formula")
+        if groups is None:
+            return mech._result(bits, np.ones((bits.size, 1)), ["mean"])
+        g = np.asarray(groups, dtype=float)
+        if not np.all(np.isin(g, (0.0, 1.0))) or np.any(g.sum(axis=1) != 1):
+            raise DataMismatchError(
+                f"PrivateMean.from_formula: the right-hand side of {formula!r} must be one "
+                "categorical term (e.g. C(region)) giving group indicators."
+            )
+        return mech._result(bits, g, list(groups.columns))
+
+    def grid_kernel(self, n_grid: int = 101) -> tuple[FloatArray, FloatArray, float]:
+        r"""The kernel on a symmetric grid with endpoints, for checking the PML numerically.
+
+        Returns ``(points, K, c_grid)`` with ``K`` of shape (n_grid, 2) (columns y = 0, 1)
+        and ``c_grid = c (hi - lo)/n_grid``; ``pml_epsilon(K, c_grid)`` equals
+        :math:`\min(\varepsilon, \varepsilon^*)` exactly, since a linear function's grid
+        average equals its integral average on a symmetric grid.
+        """
+        n_grid = check_int(n_grid, "n_grid", "PrivateMean.grid_kernel", 2)
+        pts = np.linspace(self.lo, self.hi, n_grid)
+        p1 = self.prob_one(pts)
+        return pts, np.column_stack([1.0 - p1, p1]), self.c * self.measure / n_grid
+
+    def guarantee(self) -> PMLGuarantee:
+        """PML guarantee of the release: eps-PML (``min(eps, eps*)``) on the c-interior."""
+        return PMLGuarantee(eps=min(self.eps, eps_star(self.c, self.measure)), c=self.c,
+                            measure=self.measure, mechanism="PrivateMean linear kernel")
+
+
+class PrivateVectorMean:
+    r"""Mean of a vector in a box from one eps-PML (coordinate, bit) release per person.
+
+    Each person draws a coordinate :math:`J` uniformly from ``0..d-1`` and releases
+    :math:`(J, Y)` with :math:`Y\sim\mathrm{Bernoulli}((1-\eta)/2 + \eta\,
+    (x_J - lo_J)/(hi_J - lo_J))`, :math:`\eta = \eta_{TV}(\varepsilon, c, \mu)` with
+    :math:`\mu = \prod_k (hi_k - lo_k)`. O(n d) to estimate.
+
+    Parameters
+    ----------
+    bounds : sequence of (float, float)
+        The box ``[(lo_1, hi_1), ..., (lo_d, hi_d)]``.
+    eps : float
+        PML level, ``> 0``.
+    c : float
+        Density floor in ``[0, 1/mu]`` for densities on the box.
+
+    Raises
+    ------
+    ValueError
+        Bad bounds, ``eps <= 0`` or ``c`` out of range.
+
+    See Also
+    --------
+    PrivateMean : The 1-D mechanism.
+
+    Notes
+    -----
+    **Guarantee.** The release is exactly :math:`\min(\varepsilon, \varepsilon^*)`-PML
+    on the c-interior of the box, :math:`\varepsilon^* = -\log(c\mu/2)`.
+
+    *Proof.* For output :math:`(j, 1)`: :math:`K((j,1)|x) = \frac1d[(1-\eta)/2 +
+    \eta a_j(x)]`, :math:`a_j(x) = (x_j - lo_j)/(hi_j - lo_j)`, so :math:`\max_x K =
+    (1+\eta)/(2d)`, :math:`\min_x K = (1-\eta)/(2d)` and :math:`\int K\,dx = \mu/(2d)`.
+    The worst prior in :math:`\mathcal P_c` puts density c everywhere and mass
+    :math:`d_c = 1 - c\mu` on the minimiser, so the leakage is
+    :math:`\log\frac{(1+\eta)/(2d)}{c\mu/(2d) + d_c(1-\eta)/(2d)} =
+    \log\frac{1+\eta}{1 - d_c\eta}`, which equals :math:`\varepsilon` for
+    :math:`\eta = \eta_{TV}(\varepsilon)` below :math:`\varepsilon^*` and
+    :math:`\varepsilon^*` at :math:`\eta = 1`; outputs :math:`(j, 0)` are symmetric. (The
+    factor 1/d cancels: the coordinate draw is independent of x.) :meth:`grid_kernel`
+    checks it with :func:`~privinfer.pml.pml_epsilon`.
+
+    **Accuracy.** :math:`\hat\theta_j = m_j + \frac1n\sum_i d\,1\{J_i = j\}\,b_j(2Y_i -
+    1)/\eta` is unbiased with :math:`n\,E(\hat\theta_j - \theta_j)^2 \le d\,b_j^2/\eta^2`,
+    so the summed risk is at most :math:`d\sum_j b_j^2/(n\eta^2)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> vm = PrivateVectorMean(bounds=[(-1, 1), (0, 2)], eps=2.0, c=0.1)
+    >>> X = np.random.default_rng(0).uniform([-1, 0], [1, 2], size=(4000, 2))
+    >>> res = vm.estimate(vm.privatize(X, random_state=1))
+    >>> res.params.index.tolist()
+    ['x0', 'x1']
+    """
+
+    def __init__(self, *, bounds: ArrayLike, eps: float, c: float) -> None:
+        owner = "PrivateVectorMean"
+        self.bounds = _check_bounds(bounds, owner)
+        self.dim = self.bounds.shape[0]
+        self.widths = self.bounds[:, 1] - self.bounds[:, 0]
+        self.measure = float(np.prod(self.widths))
+        self.c = _check_c(c, self.measure, owner)
+        self.eps = check_in_interval(eps, "eps", owner, 0.0, np.inf, low_open=True)
+        self.eta = eta_tv(self.eps, self.c, self.measure)
+
+    def _check_x(self, X: ArrayLike) -> FloatArray:
+        arr = np.asarray(X, dtype=float)
+        check_no_nan(arr, "X", "PrivateVectorMean")
+        if arr.ndim != 2 or arr.shape[1] != self.dim:
+            raise DataMismatchError(
+                f"PrivateVectorMean: X must have shape (n, {self.dim}); got {arr.shape}."
+            )
+        out = np.any((arr < self.bounds[:, 0]) | (arr > self.bounds[:, 1]), axis=1)
+        if np.any(out):
+            bad = np.flatnonzero(out)
+            raise OutOfSupportError(
+                f"PrivateVectorMean: rows {bad[:5].tolist()} lie outside the public box "
+                f"{self.bounds.tolist()}."
+            )
+        return arr
+
+    def prob_one(self, X: ArrayLike, coordinate: ArrayLike) -> FloatArray:
+        r""":math:`P(Y = 1 | x, J = j)` for each record."""
+        arr = self._check_x(X)
+        j = np.asarray(coordinate, dtype=np.int64)
+        a = (arr[np.arange(arr.shape[0]), j] - self.bounds[j, 0]) / self.widths[j]
+        return (1.0 - self.eta) / 2.0 + self.eta * a
+
+    def privatize(self, X: ArrayLike, random_state: RandomStateLike = None) -> IntArray:
+        """Data-holder side: release ``(coordinate, bit)`` per record, shape (n, 2)."""
+        rng = check_random_state(random_state)
+        arr = self._check_x(X)
+        j = rng.integers(0, self.dim, size=arr.shape[0])
+        y = (rng.random(arr.shape[0]) < self.prob_one(arr, j)).astype(np.int64)
+        return np.column_stack([j, y])
+
+    def estimate(self, released: ArrayLike) -> PrivateMeanResult:
+        """Analyst side: unbiased coordinate means with SEs from ``(coordinate, bit)`` rows."""
+        rel = np.asarray(released)
+        check_no_nan(rel, "released", "PrivateVectorMean.estimate")
+        if rel.ndim != 2 or rel.shape[1] != 2 or rel.shape[0] < 2:
+            raise DataMismatchError("PrivateVectorMean.estimate: released must have shape (n, 2).")
+        j, y = rel[:, 0], rel[:, 1]
+        if not np.all(np.isin(y, (0, 1))) or not np.all(np.isin(j, np.arange(self.dim))):
+            raise DataMismatchError(
+                f"PrivateVectorMean.estimate: columns must be coordinates 0..{self.dim - 1} "
+                "and bits in {0, 1}."
+            )
+        n = rel.shape[0]
+        b = self.widths / 2.0
+        m = self.bounds.mean(axis=1)
+        onehot = (j[:, None] == np.arange(self.dim)[None, :]).astype(float)
+        terms = self.dim * onehot * (b[None, :] * (2.0 * y[:, None] - 1.0) / self.eta)
+        mean = terms.mean(axis=0)
+        se = terms.std(axis=0, ddof=1) / np.sqrt(n)
+        idx = pd.Index([f"x{k}" for k in range(self.dim)])
+        return PrivateMeanResult(
+            params=pd.Series(m + mean, index=idx), std_errors=pd.Series(se, index=idx),
+            nobs=pd.Series(np.full(self.dim, n), index=idx),
+            n_ones=pd.Series((onehot * y[:, None]).sum(axis=0).astype(np.int64), index=idx),
+            eps=self.eps, c=self.c, eta=self.eta,
+            half_width=pd.Series(self.dim * b / self.eta, index=idx),
+            center=pd.Series(m, index=idx), exact_ok=False,
+        )
+
+    def grid_kernel(self, n_grid: int = 5) -> tuple[FloatArray, FloatArray, float]:
+        r"""Kernel on a product grid (``n_grid`` symmetric points per axis, endpoints included).
+
+        Returns ``(points, K, c_grid)``: ``points`` of shape (n_grid^d, d), ``K`` of shape
+        (n_grid^d, 2d) with column ``2j + y`` for output (j, y), and
+        ``c_grid = c mu / n_grid^d``. ``pml_epsilon(K, c_grid)`` equals
+        :math:`\min(\varepsilon,\varepsilon^*)` exactly.
+        """
+        n_grid = check_int(n_grid, "n_grid", "PrivateVectorMean.grid_kernel", 2)
+        axes = [np.linspace(lo, hi, n_grid) for lo, hi in self.bounds]
+        pts = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, self.dim)
+        a = (pts - self.bounds[:, 0]) / self.widths
+        p1 = ((1.0 - self.eta) / 2.0 + self.eta * a) / self.dim
+        p0 = 1.0 / self.dim - p1
+        K = np.stack([p0, p1], axis=2).reshape(pts.shape[0], 2 * self.dim)
+        return pts, K, self.c * self.measure / pts.shape[0]
+
+    def guarantee(self) -> PMLGuarantee:
+        """PML guarantee: ``min(eps, eps*)``-PML on the c-interior of the box."""
+        return PMLGuarantee(eps=min(self.eps, eps_star(self.c, self.measure)), c=self.c,
+                            measure=self.measure, mechanism="PrivateVectorMean")
+
