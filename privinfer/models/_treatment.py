@@ -67,7 +67,7 @@ _CHUNK_CELLS = 10_000_000
 #: Riesz second moments above this flag weak overlap (1 / DoubleML's default clip).
 _OVERLAP_LIMIT = 100.0
 #: Grid size of single-index reference expectations (interpolation error reported).
-_GRID = 513
+_GRID = 129
 
 
 @dataclass
@@ -222,7 +222,13 @@ class TreatmentModel:
         return [f"ATE[{v} vs {lv[0]}]" for v in lv[1:]]
 
     # -- fit ---------------------------------------------------------------------------
-    def fit(self, random_state: RandomStateLike = None, *, progress: bool = False) -> PrivateResults:
+    def fit(
+        self,
+        random_state: RandomStateLike = None,
+        *,
+        folds: Any = None,
+        progress: bool = False,
+    ) -> PrivateResults:
         """Estimate by cross-fitting; returns a :class:`PrivateResults`.
 
         Parameters
@@ -230,9 +236,30 @@ class TreatmentModel:
         random_state : int, SeedSequence, Generator or None, default=None
             Seeds the reference (Sobol) sample and the splits, from independent child
             streams; ``None`` draws fresh entropy.
+        folds : array-like of shape (n,), optional
+            Fold label (0 .. n_folds-1) of every row, to reuse a split made elsewhere
+            (e.g. by DoubleML); only with ``n_rep=1``.
         progress : bool, default=False
             Show a progress bar over repeated splits.
+
+        Raises
+        ------
+        FoldError
+            A fold lacks some treatment level, or ``folds`` is malformed.
         """
+        given = None
+        if folds is not None:
+            given = np.asarray(folds)
+            if (
+                self.n_rep != 1
+                or given.shape != self.y.shape
+                or set(np.unique(given).tolist()) != set(range(self.n_folds))
+            ):
+                raise FoldError(
+                    f"{self._name}.fit: folds must hold one label in 0..{self.n_folds - 1} per "
+                    "row (each label used) and needs n_rep=1."
+                )
+            given = given.astype(np.int64)
         streams = spawn_generators(random_state, self.n_rep + 1)
         draw = self.mechanism.reference.draw_for_moments(
             self.reference_size, random_state=streams[0]
@@ -261,8 +288,8 @@ class TreatmentModel:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for r in tqdm(range(self.n_rep), disable=not progress, desc=self._name):
-                folds = draw_folds(self.d, self.n_folds, streams[r + 1])
-                reps.append(self._fit_once(folds, basis, ref, U_ref, draw.weights))
+                split = given if given is not None else draw_folds(self.d, self.n_folds, streams[r + 1])
+                reps.append(self._fit_once(split, basis, ref, U_ref, draw.weights))
         for w in caught:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         est = np.array([r["est"] for r in reps])

@@ -63,7 +63,7 @@ def fit_private_logit(
     max_iter: int = 100,
     tol: float = 1e-11,
     label: str = "propensity",
-    grid_size: int = 513,
+    grid_size: int = 129,
 ) -> PrivateLogitFit:
     """Solve the private logistic moment equations.
 
