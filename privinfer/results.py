@@ -22,7 +22,7 @@ from statsmodels.iolib.table import SimpleTable
 from privinfer._typing import FloatArray
 from privinfer._validation import check_in_interval
 
-__all__ = ["Diagnostics", "PrivateResults", "ResultsRecord"]
+__all__ = ["Diagnostics", "PrivateResults", "ResultsRecord", "TestResult"]
 
 #: 97.5% standard normal quantile, for the default 95% intervals.
 _Z_975 = float(norm.ppf(0.975))
@@ -69,6 +69,47 @@ class Diagnostics:
 
 
 @dataclass(frozen=True)
+class TestResult:
+    """A test statistic reported with the estimates, or the reason it does not apply.
+
+    Attributes
+    ----------
+    name : str
+        What is tested, e.g. ``"Hansen J-test of overidentifying restrictions"``.
+    stat : float
+        The statistic (NaN when the test does not apply).
+    df : int
+        Degrees of freedom of its reference distribution.
+    pvalue : float
+        P-value under the null (NaN when the test does not apply).
+    null : str
+        The null hypothesis in words.
+    distribution : str, default="chi2"
+        Reference distribution, e.g. ``"chi2(2)"`` or ``"F(2, inf)"``.
+    reason : str or None, default=None
+        Why the test does not apply; ``None`` for a valid test.
+    """
+
+    name: str
+    stat: float
+    df: int
+    pvalue: float
+    null: str
+    distribution: str = "chi2"
+    reason: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        """Whether the statistic is defined for this fit."""
+        return self.reason is None
+
+    def __str__(self) -> str:
+        if self.reason is not None:
+            return f"{self.name}: not available ({self.reason})"
+        return f"{self.name}: {self.stat:.4g} ~ {self.distribution}, p-value {self.pvalue:.4g}"
+
+
+@dataclass(frozen=True)
 class ResultsRecord:
     """Everything an estimator hands to :class:`PrivateResults`.
 
@@ -92,6 +133,12 @@ class ResultsRecord:
     diagnostics : Diagnostics
     rep_params : DataFrame
         Estimates of each repeated split.
+    cov_override : DataFrame or None, default=None
+        A covariance to report instead of ``influence' influence / n^2`` (e.g. a
+        cluster-robust sandwich).
+    tests : dict of str to TestResult, default={}
+        Test statistics reported with the estimates (``"j_test"``, first-stage
+        strength ``"first_stage[<column>]"``...).
     """
 
     model: str
@@ -104,6 +151,7 @@ class ResultsRecord:
     diagnostics: Diagnostics
     rep_params: pd.DataFrame
     cov_override: pd.DataFrame | None = None
+    tests: dict[str, TestResult] = field(default_factory=dict)
 
 
 class PrivateResults:
@@ -198,6 +246,32 @@ class PrivateResults:
         """Estimates of each repeated cross-fitting split."""
         return self._record.rep_params.copy()
 
+    @property
+    def tests(self) -> dict[str, TestResult]:
+        """Test statistics reported with the estimates, by key."""
+        return dict(self._record.tests)
+
+    @property
+    def j_test(self) -> TestResult:
+        """Hansen's J-test of overidentifying restrictions (or why it does not apply)."""
+        found = self._record.tests.get("j_test")
+        if found is not None:
+            return found
+        return TestResult(
+            "Hansen J-test of overidentifying restrictions", float("nan"), 0, float("nan"),
+            "all moment conditions hold", reason=f"{self.model} reports no J-test",
+        )
+
+    @property
+    def first_stage(self) -> pd.DataFrame:
+        """First-stage strength per endogenous regressor (empty when not an IV fit)."""
+        rows = {
+            key[len("first_stage[") : -1]: {"partial F": t.stat, "df": t.df, "pvalue": t.pvalue}
+            for key, t in self._record.tests.items()
+            if key.startswith("first_stage[")
+        }
+        return pd.DataFrame.from_dict(rows, orient="index", columns=["partial F", "df", "pvalue"])
+
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
         """Confidence intervals; ``alpha`` here is the significance level, not the keep probability.
 
@@ -284,7 +358,11 @@ class PrivateResults:
         notes = ["Standard errors from the Q_X^{-1}-transformed influence function."]
         d = self._record.diagnostics
         if d.gram_repairs:
-            notes.append(f"{len(d.gram_repairs)} indefinite deconvolved Gram matrix(es) repaired.")
+            n_ind = sum(g.min_eigenvalue < 0 for g in d.gram_repairs)
+            notes.append(
+                f"{len(d.gram_repairs)} deconvolved Gram matrix(es) had eigenvalues floored at the "
+                f"noise level ({n_ind} indefinite)."
+            )
         if d.n_clipped:
             notes.append(f"{d.n_clipped} propensity value(s) clipped at {d.clip:g}.")
         notes.extend(d.notes)

@@ -54,7 +54,7 @@ from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._crossfit import draw_folds, median_aggregate
 from privinfer.nuisance.basis import PolynomialBasis
 from privinfer.nuisance.logit import fit_private_logit
-from privinfer.nuisance.series import GramRepair, repair_gram
+from privinfer.nuisance.series import GramRepair, gram_noise_level, repair_gram
 from privinfer.results import Diagnostics, PrivateResults, ResultsRecord
 
 __all__ = ["TreatmentModel"]
@@ -82,6 +82,11 @@ class _Stats:
     AA: FloatArray | None
     Ay: FloatArray | None
     A1: FloatArray | None
+    #: sums over rows of ||phi||^4, (phi*a)' R (phi*a) and (a^2)' (R*R) (a^2): they give
+    #: the sampling noise of the private Gram matrices (gram_noise_level)
+    F4: FloatArray
+    FR: FloatArray
+    RR: FloatArray
 
     def train(self, name: str, f: int) -> Any:
         arr = getattr(self, name)
@@ -332,7 +337,7 @@ class TreatmentModel:
         A, P = basis.split(self.U_priv[rows], self.U_pub[rows] if self.U_pub.shape[1] else None)
         return A, (P if A is None else A * P)
 
-    def _accumulate(self, folds: IntArray, basis: PolynomialBasis) -> _Stats:
+    def _accumulate(self, folds: IntArray, basis: PolynomialBasis, R: FloatArray) -> _Stats:
         F, L, J = self.n_folds, len(self.levels), basis.n_basis
         has_a = basis.has_public
         st = _Stats(
@@ -341,7 +346,9 @@ class TreatmentModel:
             AA=np.zeros((F, L, J, J)) if has_a else None,
             Ay=np.zeros((F, L, J)) if has_a else None,
             A1=np.zeros((F, L, J)) if has_a else None,
+            F4=np.zeros((F, L)), FR=np.zeros((F, L)), RR=np.zeros((F, L)),
         )
+        RR = R * R
         key = folds * L + self.d
         order = np.argsort(key, kind="stable")
         bounds = np.searchsorted(key[order], np.arange(F * L + 1))
@@ -356,6 +363,15 @@ class TreatmentModel:
                 st.P1[f, k] += Phi.sum(axis=0)
                 st.cnt[f, k] += rows.size
                 st.sy[f, k] += yy.sum()
+                sq = np.einsum("ij,ij->i", Phi, Phi)
+                st.F4[f, k] += sq @ sq
+                pa = Phi if A is None else Phi * A
+                st.FR[f, k] += np.einsum("ij,ij->", pa @ R, pa)
+                if A is None:
+                    st.RR[f, k] += rows.size * float(RR.sum())
+                else:
+                    a2 = A * A
+                    st.RR[f, k] += np.einsum("ij,ij->", a2 @ RR, a2)
                 if A is not None:
                     st.AA[f, k] += A.T @ A  # type: ignore[index]
                     st.Ay[f, k] += yy @ A  # type: ignore[index]
@@ -369,7 +385,7 @@ class TreatmentModel:
         alpha = self.mechanism.alpha
         F, L, J = self.n_folds, len(self.levels), basis.n_basis
         n = self.y.size
-        st = self._accumulate(folds, basis)
+        st = self._accumulate(folds, basis, ref.outer)
         for f in range(F):
             if np.any(st.cnt[f] == 0):
                 raise FoldError(f"{self._name}: fold {f} has no unit of some treatment level.")
@@ -398,7 +414,14 @@ class TreatmentModel:
                 pub_outer = pAA[k] / n_tr if has_a else pcnt[k] / n_tr
                 G = invert(pPP[k] / n_tr, pub_outer * R, alpha)
                 c = invert(pPy[k] / n_tr, (pAy[k] / n_tr if has_a else psy[k] / n_tr) * m, alpha)
-                Gf, info = repair_gram(G, f"outcome regression, level {self.levels[k]!r}, fold {f}")
+                noise = 0.0
+                if noisy:
+                    sq = (st.train("F4", f)[k] - 2 * (1 - alpha) * st.train("FR", f)[k]
+                          + (1 - alpha) ** 2 * st.train("RR", f)[k]) / alpha**2
+                    noise = gram_noise_level(sq, G, n_tr)
+                Gf, info = repair_gram(
+                    G, f"Gram matrix, level {self.levels[k]!r}, fold {f}", noise_floor=noise
+                )
                 if info is not None:
                     repairs.append(info)
                 G_fixed.append(Gf)
@@ -578,11 +601,12 @@ class TreatmentModel:
             warnings.warn(msg, OverlapWarning, stacklevel=3)
             notes.append("Weak overlap: large Riesz second moment.")
         repairs = tuple(g for r in reps for g in r["repairs"])
-        if repairs:
+        if any(g.min_eigenvalue < 0 for g in repairs):
             warnings.warn(
-                f"{self._name}: {len(repairs)} deconvolved Gram matrix(es) were not safely positive "
-                f"definite (smallest eigenvalue {min(g.min_eigenvalue for g in repairs):.3g}); "
-                "eigenvalues were floored. See results.diagnostics.gram_repairs.",
+                f"{self._name}: {sum(g.min_eigenvalue < 0 for g in repairs)} deconvolved Gram "
+                "matrix(es) were indefinite (smallest eigenvalue "
+                f"{min(g.min_eigenvalue for g in repairs):.3g}); eigenvalues were floored at the "
+                "estimated noise level. See results.diagnostics.gram_repairs.",
                 IndefiniteGramWarning, stacklevel=3,
             )
         n_clipped = int(sum(r["n_clipped"] for r in reps))

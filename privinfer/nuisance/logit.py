@@ -20,7 +20,7 @@ from privinfer._typing import FloatArray
 from privinfer.exceptions import SingularDesignError
 from privinfer.inversion import index_expectation, invert
 
-__all__ = ["PrivateLogitFit", "fit_private_logit"]
+__all__ = ["PrivateLogitFit", "fit_private_logit", "private_logit_scores"]
 
 
 def _dexpit(x: FloatArray) -> FloatArray:
@@ -50,6 +50,108 @@ class PrivateLogitFit:
     def split(self, n_public: int) -> tuple[FloatArray, FloatArray]:
         """Coefficients of ``(1, public)`` and of the private columns."""
         return self.coef[: 1 + n_public], self.coef[1 + n_public :]
+
+
+def _logit_moments(
+    g: FloatArray,
+    d: FloatArray,
+    W: FloatArray,
+    private: FloatArray,
+    private_ref: FloatArray,
+    ref_weights: FloatArray,
+    alpha: float,
+    *,
+    with_jac: bool,
+    with_rows: bool,
+    grid_size: int,
+) -> tuple[FloatArray, FloatArray | None, FloatArray | None, float]:
+    r"""Mean private logistic moment, its Jacobian and (optionally) the private rows.
+
+    The single implementation behind :func:`fit_private_logit` and
+    :func:`private_logit_scores`. With :math:`t = w'\gamma_w` and
+    :math:`\eta(x) = x'\gamma_x`, the reference term of row ``i`` is
+    :math:`\bar Q[\psi(d - \mathrm{expit}(t + \eta))](v_i) =
+    (w_i(d_i - F_{i0}),\ d_i E_{\bar Q}x - F_{i,1:})` with
+    :math:`F_i = E_{\bar Q}[(1, x)\,\mathrm{expit}(t_i + \eta(X))]`.
+    """
+    n = d.size
+    Psi = np.column_stack([W, private])
+    kw = W.shape[1]
+    kx = private.shape[1]
+    t = W @ g[:kw]
+    eta = t + private @ g[kw:]
+    p = expit(eta)
+    raw_rows = Psi * (d - p)[:, None] if with_rows else None
+    raw = Psi.T @ (d - p) / n
+    jac_raw = -(Psi * _dexpit(eta)[:, None]).T @ Psi / n if with_jac else None
+    if alpha == 1.0:
+        return raw, jac_raw, raw_rows, 0.0
+    x_ref_1 = np.column_stack([np.ones(private_ref.shape[0]), private_ref])
+    eta_ref = private_ref @ g[kw:]
+    F, e1 = index_expectation(t, eta_ref, x_ref_1, ref_weights, expit, grid_size=grid_size)
+    mean_x = ref_weights @ private_ref
+    ref_mean = np.concatenate([W.T @ d / n - W.T @ F[:, 0] / n, d.mean() * mean_x - F[:, 1:].mean(axis=0)])
+    m = invert(raw, ref_mean, alpha)
+    rows = None
+    if with_rows:
+        qbar_rows = np.column_stack([W * (d - F[:, 0])[:, None], d[:, None] * mean_x - F[:, 1:]])
+        rows = invert(raw_rows, qbar_rows, alpha)
+    jac = None
+    e2 = 0.0
+    if with_jac:
+        iu = np.triu_indices(kx + 1)
+        xx_ref = (x_ref_1[:, :, None] * x_ref_1[:, None, :])[:, iu[0], iu[1]]
+        S, e2 = index_expectation(t, eta_ref, xx_ref, ref_weights, _dexpit, grid_size=grid_size)
+        full = np.zeros((n, kx + 1, kx + 1))
+        full[:, iu[0], iu[1]] = S
+        full[:, iu[1], iu[0]] = S
+        b11 = (W * full[:, 0, 0][:, None]).T @ W / n
+        b12 = W.T @ full[:, 0, 1:] / n
+        b22 = full[:, 1:, 1:].mean(axis=0)
+        ref_jac = -np.block([[b11, b12], [b12.T, b22]])
+        jac = invert(jac_raw, ref_jac, alpha)
+    return m, jac, rows, max(e1, e2)
+
+
+def private_logit_scores(
+    coef: FloatArray,
+    d: FloatArray,
+    public: FloatArray,
+    private: FloatArray,
+    private_ref: FloatArray,
+    ref_weights: FloatArray,
+    alpha: float,
+    *,
+    grid_size: int = 129,
+) -> tuple[FloatArray, FloatArray, float]:
+    r"""Private logistic score rows and Jacobian at ``coef`` (for sandwich covariances).
+
+    Parameters
+    ----------
+    coef : ndarray of shape (1 + K_public + K_private,)
+        Coefficients of ``(1, public, private)``.
+    d, public, private, private_ref, ref_weights, alpha
+        As in :func:`fit_private_logit`.
+    grid_size : int, default=129
+        Grid of the single-index reference expectations.
+
+    Returns
+    -------
+    rows : ndarray of shape (n, K)
+        :math:`(Q_X^{-1}\phi_\gamma)(V_i, Z_i)`, the private score of every row.
+    jacobian : ndarray of shape (K, K)
+        :math:`\frac1n\sum_i Q_X^{-1}[-\mathrm{expit}'(\gamma'\psi)\psi\psi']`, the
+        derivative of the mean private score (the operator commutes with it).
+    interp_error : float
+        Largest single-index interpolation error met.
+    """
+    W = np.column_stack([np.ones(d.size), public])
+    _, jac, rows, err = _logit_moments(
+        np.asarray(coef, dtype=float), d, W, private, private_ref, ref_weights, alpha,
+        with_jac=True, with_rows=True, grid_size=grid_size,
+    )
+    assert jac is not None and rows is not None
+    return rows, jac, err
 
 
 def fit_private_logit(
@@ -86,43 +188,14 @@ def fit_private_logit(
     n = d.size
     W = np.column_stack([np.ones(n), public])
     Psi = np.column_stack([W, private])
-    kw = W.shape[1]
-    noisy = alpha < 1.0
-    x_ref_1 = np.column_stack([np.ones(private_ref.shape[0]), private_ref])
-    kx = private.shape[1]
-    iu = np.triu_indices(kx + 1)
-    xx_ref = (x_ref_1[:, :, None] * x_ref_1[:, None, :])[:, iu[0], iu[1]]
     interp_err = 0.0
 
     def moment(g: FloatArray, with_jac: bool) -> tuple[FloatArray, FloatArray | None, float]:
-        t = W @ g[:kw]
-        eta = t + private @ g[kw:]
-        p = expit(eta)
-        raw = Psi.T @ (d - p) / n
-        jac_raw = -(Psi * _dexpit(eta)[:, None]).T @ Psi / n if with_jac else None
-        if not noisy:
-            return raw, jac_raw, 0.0
-        eta_ref = private_ref @ g[kw:]
-        F, e1 = index_expectation(t, eta_ref, x_ref_1, ref_weights, expit, grid_size=grid_size)
-        ref_mean = np.concatenate([W.T @ d / n - W.T @ F[:, 0] / n, _ref_x(d, F)])
-        m = invert(raw, ref_mean, alpha)
-        jac = None
-        e2 = 0.0
-        if with_jac:
-            S, e2 = index_expectation(t, eta_ref, xx_ref, ref_weights, _dexpit, grid_size=grid_size)
-            full = np.zeros((n, kx + 1, kx + 1))
-            full[:, iu[0], iu[1]] = S
-            full[:, iu[1], iu[0]] = S
-            b11 = (W * full[:, 0, 0][:, None]).T @ W / n
-            b12 = W.T @ full[:, 0, 1:] / n
-            b22 = full[:, 1:, 1:].mean(axis=0)
-            ref_jac = -np.block([[b11, b12], [b12.T, b22]])
-            jac = invert(jac_raw, ref_jac, alpha)
-        return m, jac, max(e1, e2)
-
-    def _ref_x(dd: FloatArray, F: FloatArray) -> FloatArray:
-        mean_x = ref_weights @ private_ref
-        return dd.mean() * mean_x - F[:, 1:].mean(axis=0)
+        m, jac, _, err = _logit_moments(
+            g, d, W, private, private_ref, ref_weights, alpha, with_jac=with_jac,
+            with_rows=False, grid_size=grid_size,
+        )
+        return m, jac, err
 
     g = np.zeros(Psi.shape[1])
     pbar = np.clip(d.mean(), 1e-6, 1 - 1e-6)

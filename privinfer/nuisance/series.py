@@ -17,7 +17,7 @@ import numpy as np
 from privinfer._typing import FloatArray
 from privinfer.exceptions import IndefiniteGramWarning, SingularDesignError
 
-__all__ = ["GramRepair", "repair_gram", "solve_gram"]
+__all__ = ["GramRepair", "gram_noise_level", "repair_gram", "solve_gram"]
 
 #: Eigenvalue floor relative to the mean of the positive eigenvalues (documented default).
 EIGEN_FLOOR = 1e-3
@@ -45,12 +45,17 @@ class GramRepair:
     n_floored: int
 
 
-def repair_gram(G: FloatArray, label: str, floor_rel: float = EIGEN_FLOOR) -> tuple[FloatArray, GramRepair | None]:
+def repair_gram(
+    G: FloatArray, label: str, floor_rel: float = EIGEN_FLOOR, noise_floor: float = 0.0
+) -> tuple[FloatArray, GramRepair | None]:
     r"""Floor the eigenvalues of a symmetric deconvolved Gram matrix.
 
-    Eigenvalues below :math:`\text{floor} = \text{floor\_rel}\cdot\overline{\lambda_+}`
-    (the mean positive eigenvalue) are raised to the floor. Positive definite,
-    well-conditioned matrices are returned unchanged.
+    Eigenvalues below :math:`\max(\text{floor\_rel}\cdot\overline{\lambda_+},
+    \text{noise\_floor})` (:math:`\overline{\lambda_+}` the mean positive eigenvalue) are
+    raised to that floor. ``noise_floor`` is the estimated operator norm of the Gram
+    matrix's sampling error (see :func:`gram_noise_level`): directions whose eigenvalue
+    is below the noise are not trusted, which bounds the inverse by ``1/noise_floor``.
+    Well-conditioned matrices above the floor are returned unchanged.
 
     Returns
     -------
@@ -71,7 +76,7 @@ def repair_gram(G: FloatArray, label: str, floor_rel: float = EIGEN_FLOOR) -> tu
             f"{label}: the deconvolved Gram matrix has no positive eigenvalue; the design is "
             "degenerate (constant or empty treatment arm?)."
         )
-    floor = floor_rel * float(pos.mean())
+    floor = max(floor_rel * float(pos.mean()), float(noise_floor))
     low = lam < floor
     if not np.any(low):
         return G, None
@@ -93,3 +98,26 @@ def solve_gram(G: FloatArray, rhs: FloatArray, label: str, repairs: list[GramRep
             stacklevel=4,
         )
     return np.linalg.solve(G_fixed, rhs)
+
+
+def gram_noise_level(sum_sq_norm: float, gram: FloatArray, n_obs: float) -> float:
+    r"""Operator-norm size of the sampling error of a private Gram matrix.
+
+    With per-row terms :math:`q_i = Q_X^{-1}[w\varphi\varphi'](V_i, Z_i)` and
+    :math:`G = \bar q`, the total variance of the entries of ``G`` is
+    :math:`S/n` with :math:`S = \frac1n\sum_i\|q_i\|_F^2 - \|G\|_F^2`. Spread over
+    :math:`J^2` entries, the error matrix has operator norm about
+    :math:`2\sqrt{S/(nJ)}` (the edge of the semicircle law), which is returned.
+
+    Parameters
+    ----------
+    sum_sq_norm : float
+        :math:`\sum_i \|q_i\|_F^2`.
+    gram : ndarray of shape (J, J)
+        The private Gram matrix :math:`G`.
+    n_obs : float
+        Number of rows ``n`` behind the means.
+    """
+    J = gram.shape[0]
+    S = max(sum_sq_norm / n_obs - float(np.sum(gram**2)), 0.0)
+    return 2.0 * float(np.sqrt(S / (n_obs * J)))

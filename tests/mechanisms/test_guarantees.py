@@ -1,0 +1,77 @@
+import itertools
+
+import numpy as np
+import pytest
+
+import privinfer as pi
+from privinfer.mechanisms import alpha_identity_guarantees, alpha_identity_kernel
+from privinfer.pml import pml_epsilon
+
+
+def test_tv_and_delta_for_atomless_reference():
+    g = pi.AlphaIdentity(0.3, {"x": pi.reference.Uniform(0, 1)}).guarantees()
+    assert g.tv == 0.3
+    assert g.ldp_delta == 0.3
+    assert g.pml_eps is None
+    assert "total-variation" in str(g)
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.5, 0.9])
+def test_pure_ldp_closed_form_for_discrete_reference(alpha):
+    probs = [0.1, 0.3, 0.6]
+    g = pi.AlphaIdentity(alpha, {"g": pi.reference.Categorical(list("abc"), probs=probs)}).guarantees()
+    assert g.ldp_eps == pytest.approx(np.log(1 + alpha / ((1 - alpha) * 0.1)))
+    # the LDP epsilon is the max log-likelihood ratio of the kernel's columns
+    K = alpha_identity_kernel(alpha, np.array(probs))
+    assert g.ldp_eps == pytest.approx(np.max(np.log(K.max(axis=0) / K.min(axis=0))))
+    assert g.pml_eps == pytest.approx(g.ldp_eps)  # c = 0
+
+
+@pytest.mark.parametrize(("alpha", "N", "c_frac"), [(0.5, 4, 0.5), (0.2, 7, 0.9), (0.8, 3, 0.1)])
+def test_pml_uniform_closed_form(alpha, N, c_frac):
+    c = c_frac / N
+    g = alpha_identity_guarantees(alpha, np.full(N, 1 / N), c=c)
+    expected = np.log((alpha + (1 - alpha) / N) / (c * alpha + (1 - alpha) / N))
+    assert g.pml_eps == pytest.approx(expected)
+
+
+def _brute_pml(K, c, grid=20):
+    """Max over priors P >= c on a grid of the simplex of log max_x K(y|x) / P_Y(y)."""
+    N = K.shape[0]
+    best = -np.inf
+    free = 1 - c * N
+    for comp in itertools.product(range(grid + 1), repeat=N - 1):
+        if sum(comp) > grid:
+            continue
+        w = np.array([*comp, grid - sum(comp)]) / grid
+        P = c + free * w
+        py = P @ K
+        best = max(best, np.max(np.log(K.max(axis=0) / py)))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pml_epsilon_matches_brute_force_over_c_interior(seed):
+    rng = np.random.default_rng(seed)
+    K = rng.dirichlet(np.ones(4), size=3)
+    c = rng.uniform(0, 1 / 3)
+    exact = pml_epsilon(K, c)
+    brute = _brute_pml(K, c)
+    assert brute <= exact + 1e-12  # the closed form is the supremum
+    assert exact - brute < 1e-12 + 1e-9 or np.isclose(exact, brute)  # vertices are on the grid
+
+
+def test_large_discrete_space_closed_form_matches_kernel_function():
+    q = np.random.default_rng(0).dirichlet(np.ones(3000))
+    c = 0.5 / 3000
+    fast = alpha_identity_guarantees(0.4, q, c=c).pml_eps
+    slow = pml_epsilon(alpha_identity_kernel(0.4, q), c)
+    assert fast == pytest.approx(slow, rel=1e-12)
+
+
+def test_c_is_validated():
+    mech = pi.AlphaIdentity(0.5, {"g": pi.reference.Categorical(list("ab"))})
+    with pytest.raises(ValueError, match=r"'c' parameter"):
+        mech.guarantees(c=0.6)
+    with pytest.raises(ValueError, match="finite private spaces"):
+        pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)}).guarantees(c=0.1)

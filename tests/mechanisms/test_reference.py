@@ -1,0 +1,52 @@
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import privinfer as pi
+
+
+def test_qmc_sample_moments_match_exact_moments_within_reported_error():
+    ref = pi.reference.ProductReference({"x": pi.reference.Uniform(2, 5), "z": stats.norm(1, 2)})
+    draw = ref.qmc_sample(4096, n_replicates=8, random_state=0)
+    assert draw.n_replicates == 8
+    x = draw.frame["x"].to_numpy()
+    assert x.min() >= 2 and x.max() <= 5
+    est = draw.weights @ x**2
+    exact = pi.reference.Uniform(2, 5).moment(2)
+    reps = [x[draw.replicate == r].mean() for r in range(8)]
+    reps2 = [(x[draw.replicate == r] ** 2).mean() for r in range(8)]
+    se = np.std(reps2, ddof=1) / np.sqrt(8)
+    assert abs(est - exact) < 6 * se + 1e-12
+    assert abs(np.mean(reps) - 3.5) < 1e-3
+    z = draw.frame["z"].to_numpy()
+    assert abs(draw.weights @ z - 1.0) < 0.01
+
+
+def test_enumeration_is_exact_for_finite_references():
+    ref = pi.reference.ProductReference({
+        "g": pi.reference.Categorical(["a", "b"], probs=[0.25, 0.75]),
+        "k": stats.binom(3, 0.5),
+    })
+    draw = ref.draw_for_moments()
+    assert draw.exact
+    assert len(draw.frame) == 8
+    assert draw.weights.sum() == pytest.approx(1.0)
+    assert draw.weights[(draw.frame["g"] == "a").to_numpy()].sum() == pytest.approx(0.25)
+    assert draw.weights @ draw.frame["k"].to_numpy(dtype=float) == pytest.approx(1.5)
+
+
+def test_empirical_reference_samples_public_rows():
+    public = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": ["x", "y", "z"]})
+    ref = pi.reference.as_reference(pi.reference.Empirical(public))
+    s = ref.sample(500, random_state=0)
+    pairs = set(zip(s["a"], s["b"], strict=True))
+    assert pairs <= {(1.0, "x"), (2.0, "y"), (3.0, "z")}
+
+
+def test_support_checks_flag_values_outside():
+    ref = pi.reference.ProductReference({"x": pi.reference.Uniform(0, 1), "g": pi.reference.Categorical(["a"])})
+    with pytest.raises(pi.exceptions.OutOfSupportError, match="outside the support"):
+        ref.check_values(pd.DataFrame({"x": [0.5, 1.5], "g": ["a", "a"]}), "test")
+    with pytest.raises(pi.exceptions.UnknownCategoryError, match="outside the public levels"):
+        ref.check_values(pd.DataFrame({"x": [0.5], "g": ["b"]}), "test")
