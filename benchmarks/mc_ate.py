@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _designs import DESIGNS, FORMULAS, mechanism, simulate, truth  # noqa: E402
+from _designs import DESIGNS, FORMULAS, mechanism, simulate, truth
 
-import privinfer as pi  # noqa: E402
+import privinfer as pi
 
 MODELS = {"ATE": pi.PrivateATE, "ATT": pi.PrivateATT}
 
@@ -43,8 +43,11 @@ def one_cell(args: tuple) -> dict:
         released = mech.privatize(raw, random_state=rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pi.exceptions.PrivinferWarning)
-            res = MODELS[estimand].from_formula(FORMULAS[design], released, mechanism=mech,
-                                                riesz=riesz).fit(random_state=rng)
+            res = (
+                MODELS[estimand]
+                .from_formula(FORMULAS[design], released, mechanism=mech, riesz=riesz)
+                .fit(random_state=rng)
+            )
         e, s = float(res.params.iloc[0]), float(res.bse.iloc[0])
         est.append(e)
         se.append(s)
@@ -52,10 +55,19 @@ def one_cell(args: tuple) -> dict:
     est, se = np.array(est), np.array(se)
     mc_sd = est.std(ddof=1)
     return {
-        "design": design, "estimand": estimand, "alpha": alpha, "n": n, "reps": reps,
-        "truth": target, "bias": est.mean() - target, "bias/SE": (est.mean() - target) / se.mean(),
-        "MC sd": mc_sd, "mean SE": se.mean(), "SE/MC sd": se.mean() / mc_sd,
-        "coverage": np.mean(cover), "cov MC se": np.sqrt(0.95 * 0.05 / reps),
+        "design": design,
+        "estimand": estimand,
+        "alpha": alpha,
+        "n": n,
+        "reps": reps,
+        "truth": target,
+        "bias": est.mean() - target,
+        "bias/SE": (est.mean() - target) / se.mean(),
+        "MC sd": mc_sd,
+        "mean SE": se.mean(),
+        "SE/MC sd": se.mean() / mc_sd,
+        "coverage": np.mean(cover),
+        "cov MC se": np.sqrt(0.95 * 0.05 / reps),
     }
 
 
@@ -83,8 +95,10 @@ def main() -> None:
         rows = list(pool.map(one_cell, cells))
     table = pd.DataFrame(rows)
     pd.set_option("display.width", 200)
-    print(f"PrivateATE/ATT Monte Carlo (riesz={args.riesz}, {reps} reps per cell, "
-          f"{time.perf_counter() - t0:.0f} s)")
+    print(
+        f"PrivateATE/ATT Monte Carlo (riesz={args.riesz}, {reps} reps per cell, "
+        f"{time.perf_counter() - t0:.0f} s)"
+    )
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
 
 

@@ -39,7 +39,9 @@ def main() -> None:
     t_priv = best_of(lambda: private_gram(B, ref, 0.5), 3)
     print(f"n = {n:,}, J = {J}, M = {M}")
     print(f"  plain B.T @ B / n          : {t_plain:.3f} s")
-    print(f"  private Gram (Q_X^-1 whole): {t_priv:.3f} s   (+ reference moments once: {t_ref:.3f} s)")
+    print(
+        f"  private Gram (Q_X^-1 whole): {t_priv:.3f} s   (+ reference moments once: {t_ref:.3f} s)"
+    )
     print(f"  ratio private / plain      : {t_priv / t_plain:.2f}")
     print(f"  ratio incl. reference      : {(t_priv + t_ref) / t_plain:.2f}")
 

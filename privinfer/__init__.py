@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from privinfer import exceptions, inversion, pml
 from privinfer.mechanisms import AlphaIdentity, PrivacyGuarantees, reference
-from privinfer.models import PrivateATE, PrivateATT, PrivatePOM
+from privinfer.models import PrivateATE, PrivateATT, PrivateGMM, PrivatePOM
 from privinfer.results import PrivateResults
 
 __version__ = "0.1.0"
@@ -21,6 +21,7 @@ __all__ = [
     "PrivacyGuarantees",
     "PrivateATE",
     "PrivateATT",
+    "PrivateGMM",
     "PrivatePOM",
     "PrivateResults",
     "__version__",

@@ -29,7 +29,9 @@ def simulate_demo_data(n: int, random_state: int | None = None) -> pd.DataFrame:
     d = (rng.random(n) < 1 / (1 + np.exp(-score))).astype(int)
     tau = 1.0 + 0.5 * a  # heterogeneous effect with mean 1 (E a = 0)
     y = tau * d + 0.8 * a**2 + inc + 0.5 * (educ == "college") + 0.3 * urban + rng.normal(size=n)
-    return pd.DataFrame({"y": y, "d": d, "age": age, "income": income, "educ": educ, "urban": urban})
+    return pd.DataFrame(
+        {"y": y, "d": d, "age": age, "income": income, "educ": educ, "urban": urban}
+    )
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -46,7 +48,9 @@ def _demo(args: argparse.Namespace) -> int:
     released = mech.privatize(raw, random_state=args.seed + 1)
     kept = float((released["age"] == raw["age"]).mean())
     print(f"privinfer {pi.__version__} demo: n = {args.n}, simulated job-training data")
-    print(f"(true ATE = 1.0, true ATT = {np.mean(1 + 0.5 * (raw.age[raw.d == 1] - 40) / 15):.3f})\n")
+    print(
+        f"(true ATE = 1.0, true ATT = {np.mean(1 + 0.5 * (raw.age[raw.d == 1] - 40) / 15):.3f})\n"
+    )
     print(mech.guarantees())
     print(f"  share of rows released unchanged: {kept:.3f} (expected {args.alpha:g})\n")
     formula = "y ~ d | age + income + C(educ) + urban"
@@ -59,9 +63,20 @@ def _demo(args: argparse.Namespace) -> int:
         print()
         for label, r in (("private", res), ("non-private", base)):
             ci = r.conf_int().iloc[0]
-            rows.append((r.params.index[0], label, r.params.iloc[0], r.bse.iloc[0], ci["lower"], ci["upper"]))
-    table = pd.DataFrame(rows, columns=["estimand", "data", "estimate", "std err", "ci lower", "ci upper"])
-    print("Private (alpha = {:g}) vs non-private estimates on the same records:".format(args.alpha))
+            rows.append(
+                (
+                    r.params.index[0],
+                    label,
+                    r.params.iloc[0],
+                    r.bse.iloc[0],
+                    ci["lower"],
+                    ci["upper"],
+                )
+            )
+    table = pd.DataFrame(
+        rows, columns=["estimand", "data", "estimate", "std err", "ci lower", "ci upper"]
+    )
+    print(f"Private (alpha = {args.alpha:g}) vs non-private estimates on the same records:")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     print(f"\nDone in {time.perf_counter() - t0:.1f} s.")
     return 0

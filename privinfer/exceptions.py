@@ -123,10 +123,10 @@ class NotInInteriorError(PrivinferError, ValueError):
 
 
 class MassConditionError(PrivinferError, ValueError):
-    """A set ``A`` violates the mass conditions of the optimal binary PML mechanism.
+    r"""A set ``A`` violates the mass conditions of the optimal binary PML mechanism.
 
     The kernel :math:`K^*` of seed 001 Theorem 3 exists only when
-    :math:`\\mu(A), \\mu(A^c) \\le 1/(e^{\varepsilon} c)`.
+    :math:`\mu(A), \mu(A^c) \le 1/(e^{\varepsilon} c)`.
     """
 
 

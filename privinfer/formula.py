@@ -122,7 +122,9 @@ def build_covariate_spec(
     try:
         mm = formulaic.model_matrix(formula, data, na_action="raise")
     except Exception as err:  # formulaic raises several types; re-raise as ours
-        raise DataMismatchError(f"{owner}: cannot build the covariate design {formula!r}: {err}") from err
+        raise DataMismatchError(
+            f"{owner}: cannot build the covariate design {formula!r}: {err}"
+        ) from err
     spec = mm.model_spec
     priv_terms, pub_terms, cat_terms = [], [], []
     priv_vars: list[str] = []
@@ -132,7 +134,9 @@ def build_covariate_spec(
         if str(term) == "1":
             continue
         if not used:
-            raise DataMismatchError(f"{owner}: term {str(term)!r} of {formula!r} uses no data column.")
+            raise DataMismatchError(
+                f"{owner}: term {str(term)!r} of {formula!r} uses no data column."
+            )
         if used <= private:
             priv_terms.append(str(term))
             priv_vars += [v for v in sorted(used) if v not in priv_vars]
@@ -142,7 +146,8 @@ def build_covariate_spec(
         else:
             raise NonSeparableTermError(
                 f"{owner}: term {str(term)!r} in {formula!r} mixes private variables "
-                f"{sorted(used & private)!r} with public ones {sorted(used - private)!r}. Reference "
+                f"{sorted(used & private)!r} with public ones {sorted(used - private)!r}. "
+                "Reference "
                 "expectations must be separable: list the variables as separate terms; the series "
                 "basis adds their interactions."
             )
@@ -254,7 +259,11 @@ def parse_treatment_formula(formula: str, owner: str) -> TreatmentFormula:
 
 
 def check_public_columns(
-    data: pd.DataFrame, columns: list[str], mechanism: AlphaIdentity, roles: dict[str, str], owner: str
+    data: pd.DataFrame,
+    columns: list[str],
+    mechanism: AlphaIdentity,
+    roles: dict[str, str],
+    owner: str,
 ) -> None:
     """Check that model columns exist, are public where required and hold no NaN."""
     missing = [c for c in columns if c not in data.columns]
@@ -275,6 +284,6 @@ def check_public_columns(
                 f"{owner}: column {col!r} holds {int(s.isna().sum())} missing value(s); privinfer "
                 "never drops rows silently. Drop or impute them first."
             )
-        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
-            if not np.all(np.isfinite(s.to_numpy(dtype=float))):
+        numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+        if numeric and not np.all(np.isfinite(s.to_numpy(dtype=float))):
                 raise MissingValueError(f"{owner}: column {col!r} holds infinite values.")

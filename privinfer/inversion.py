@@ -117,7 +117,7 @@ class ReferenceMoments:
         f = np.asarray(features, dtype=float)
         w = np.asarray(weights, dtype=float)
         mean = w @ f
-        outer = (f * w[:, None]).T @ f
+        outer = _weighted_cross(f, w)
         if replicate is None:
             return cls(mean, outer, None, None, f.shape[0])
         labels = np.unique(replicate)
@@ -126,7 +126,7 @@ class ReferenceMoments:
             sel = replicate == r
             wr = w[sel] / w[sel].sum()
             means.append(wr @ f[sel])
-            outers.append((f[sel] * wr[:, None]).T @ f[sel])
+            outers.append(_weighted_cross(f[sel], wr))
         return cls(mean, outer, np.array(means), np.array(outers), f.shape[0])
 
     def error(self, functional: Callable[[FloatArray, FloatArray], float]) -> float:
@@ -264,7 +264,9 @@ def qbar_linear(coef: FloatArray, ref_mean: FloatArray, A: FloatArray | None = N
 def qbar_quadratic(
     theta: FloatArray, beta: FloatArray, ref_outer: FloatArray, A: FloatArray | None = None
 ) -> FloatArray:
-    r"""Row-wise :math:`\bar Q[(\theta'\varphi)(\beta'\varphi)](v_i) = a_i'((\theta\beta')\circ R)a_i`.
+    r"""Row-wise reference expectation of a product of two series functions.
+
+    :math:`\bar Q[(\theta'\varphi)(\beta'\varphi)](v_i) = a_i'((\theta\beta')\circ R)a_i`.
 
     ``R`` is :math:`E_{\bar Q}[p p']`; cost O(n J^2). Returns a scalar when ``A`` is None.
     """
@@ -372,7 +374,8 @@ def private_expectation(
     >>> import privinfer as pi, pandas as pd, numpy as np
     >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
     >>> raw = pd.DataFrame({"x": np.full(2000, 0.9)})
-    >>> est, err = private_expectation(lambda f: f["x"].to_numpy(), mech.privatize(raw, random_state=1), mech)
+    >>> released = mech.privatize(raw, random_state=1)
+    >>> est, err = private_expectation(lambda f: f["x"].to_numpy(), released, mech)
     >>> abs(est - 0.9) < 0.05
     True
     """

@@ -30,7 +30,7 @@ _Z_975 = float(norm.ppf(0.975))
 
 @dataclass(frozen=True)
 class Diagnostics:
-    """What happened during estimation, besides the estimates.
+    r"""What happened during estimation, besides the estimates.
 
     Attributes
     ----------
@@ -43,7 +43,7 @@ class Diagnostics:
     outcome_r2 : float
         Out-of-fold R^2 of the outcome regression, estimated privately.
     riesz_second_moment : dict
-        Private estimates of :math:`E\\rho^2` per Riesz representer (overlap check).
+        Private estimates of :math:`E\rho^2` per Riesz representer (overlap check).
     reference_error : dict
         Quasi-Monte Carlo standard error of each estimate's reference term.
     reference_points : int
@@ -111,7 +111,7 @@ class TestResult:
 
 @dataclass(frozen=True)
 class ResultsRecord:
-    """Everything an estimator hands to :class:`PrivateResults`.
+    r"""Everything an estimator hands to :class:`PrivateResults`.
 
     Attributes
     ----------
@@ -122,7 +122,7 @@ class ResultsRecord:
     params : Series
         Estimates, labelled.
     influence : ndarray of shape (n, p)
-        Transformed influence values :math:`\\varphi_i` (centred), one column per
+        Transformed influence values :math:`\varphi_i` (centred), one column per
         parameter. ``cov = influence' influence / n^2``.
     mechanism : dict
         ``AlphaIdentity.to_dict()`` of the mechanism that released the data.
@@ -218,7 +218,7 @@ class PrivateResults:
 
     @cached_property
     def tvalues(self) -> pd.Series:
-        """z statistics for the null of zero."""
+        """Z statistics for the null of zero."""
         return self.params / self.bse
 
     @cached_property
@@ -258,8 +258,12 @@ class PrivateResults:
         if found is not None:
             return found
         return TestResult(
-            "Hansen J-test of overidentifying restrictions", float("nan"), 0, float("nan"),
-            "all moment conditions hold", reason=f"{self.model} reports no J-test",
+            "Hansen J-test of overidentifying restrictions",
+            float("nan"),
+            0,
+            float("nan"),
+            "all moment conditions hold",
+            reason=f"{self.model} reports no J-test",
         )
 
     @property
@@ -286,7 +290,9 @@ class PrivateResults:
         DataFrame
             Columns ``lower`` and ``upper``, one row per parameter.
         """
-        level = check_in_interval(alpha, "alpha", "conf_int", 0.0, 1.0, low_open=True, high_open=True)
+        level = check_in_interval(
+            alpha, "alpha", "conf_int", 0.0, 1.0, low_open=True, high_open=True
+        )
         z = float(norm.ppf(1 - level / 2))
         return pd.DataFrame(
             {"lower": self.params - z * self.bse, "upper": self.params + z * self.bse}
@@ -310,8 +316,10 @@ class PrivateResults:
     def _privacy_facts(self) -> list[tuple[str, str]]:
         mech = self._record.mechanism
         g = self._record.guarantees
-        rows = [("Mechanism:", str(mech.get("mechanism", "-"))),
-                ("Keep prob. (alpha):", f"{mech.get('alpha', float('nan')):.3g}")]
+        rows = [
+            ("Mechanism:", str(mech.get("mechanism", "-"))),
+            ("Keep prob. (alpha):", f"{mech.get('alpha', float('nan')):.3g}"),
+        ]
         if g is not None:
             rows.append(("TV privacy:", f"{g.tv:.3g}"))
             if g.ldp_delta == 0:
@@ -320,10 +328,17 @@ class PrivateResults:
                 rows.append(("LDP (eps, delta):", f"(0, {g.ldp_delta:.3g})"))
         err = self._record.diagnostics.reference_error
         if err:
-            ratio = max(
-                (err.get(k, 0.0) / self.bse[k]) for k in self.params.index if self.bse[k] > 0
-            ) if len(self.params) else 0.0
-            rows.append(("Ref. error / SE:", "exact" if self._record.diagnostics.reference_exact else f"{100 * ratio:.2g}%"))
+            ratio = (
+                max((err.get(k, 0.0) / self.bse[k]) for k in self.params.index if self.bse[k] > 0)
+                if len(self.params)
+                else 0.0
+            )
+            rows.append(
+                (
+                    "Ref. error / SE:",
+                    "exact" if self._record.diagnostics.reference_exact else f"{100 * ratio:.2g}%",
+                )
+            )
         return rows
 
     def summary(self, alpha: float = 0.05) -> Summary:
@@ -333,8 +348,12 @@ class PrivateResults:
         table, then notes. It returns and never prints.
         """
         smry = Summary()
-        left = [("Dep. Variable:", self._record.dep_variable), ("Estimator:", self.model),
-                ("No. Observations:", str(self.nobs)), *self._record.facts]
+        left = [
+            ("Dep. Variable:", self._record.dep_variable),
+            ("Estimator:", self.model),
+            ("No. Observations:", str(self.nobs)),
+            *self._record.facts,
+        ]
         right = self._privacy_facts()
         while len(right) < len(left):
             right.append(("", ""))
@@ -348,7 +367,10 @@ class PrivateResults:
         smry.tables.append(top)
         frame = self.summary_frame(alpha)
         lo, hi = f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"
-        data = [[f"{v:.4f}" if j != 3 else f"{v:.4f}" for j, v in enumerate(row)] for row in frame.to_numpy()]
+        data = [
+            [f"{v:.4f}" for v in row]
+            for row in frame.to_numpy()
+        ]
         params_table = SimpleTable(
             data,
             headers=["coef", "std err", "z", "P>|z|", lo, hi],
@@ -373,7 +395,9 @@ class PrivateResults:
         return str(self.summary())
 
     def __repr__(self) -> str:
-        return f"<{self.model} results: {', '.join(f'{k}={v:.4g}' for k, v in self.params.items())}>"
+        return (
+            f"<{self.model} results: {', '.join(f'{k}={v:.4g}' for k, v in self.params.items())}>"
+        )
 
     def _repr_html_(self) -> str:
         return self.summary().as_html()

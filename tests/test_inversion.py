@@ -66,7 +66,9 @@ def test_row_wise_qbar_helpers_match_loop():
         Ar, Pr = basis.split(x_ref, np.repeat(w[i : i + 1], m, axis=0))
         phi_r = Ar * Pr
         assert lin[i] == pytest.approx(np.mean(phi_r @ beta), rel=1e-10, abs=1e-12)
-        assert quad[i] == pytest.approx(np.mean((phi_r @ theta) * (phi_r @ beta)), rel=1e-10, abs=1e-12)
+        assert quad[i] == pytest.approx(
+            np.mean((phi_r @ theta) * (phi_r @ beta)), rel=1e-10, abs=1e-12
+        )
 
 
 def test_inverting_the_product_is_not_the_product_of_inversions():
@@ -84,7 +86,9 @@ def test_private_moments_are_unbiased_for_true_data_moments():
     x = rng.beta(2, 5, n) * 2 - 1  # true X is far from the uniform reference
     g = rng.choice(["a", "b", "c"], n, p=[0.6, 0.3, 0.1])
     y = x + (g == "b") + rng.normal(size=n)
-    mech = pi.AlphaIdentity(alpha, {"x": pi.reference.Uniform(-1, 1), "g": pi.reference.Categorical(list("abc"))})
+    mech = pi.AlphaIdentity(
+        alpha, {"x": pi.reference.Uniform(-1, 1), "g": pi.reference.Categorical(list("abc"))}
+    )
     raw = pd.DataFrame({"x": x, "g": g})
 
     def feats(frame):
@@ -108,8 +112,15 @@ def test_private_moments_are_unbiased_for_true_data_moments():
     assert np.all(np.abs(est_G.mean(axis=0) - truth_G) <= 4.5 * se_G + qmc_err)
     assert np.all(np.abs(est_c.mean(axis=0) - truth_c) <= 4.5 * se_c + qmc_err)
     # and the naive (uninverted) moments are clearly biased
-    naive = np.mean([feats(mech.privatize(raw, random_state=s)).T @ feats(mech.privatize(raw, random_state=s)) / n
-                     for s in range(20)], axis=0)
+    naive = np.mean(
+        [
+            feats(mech.privatize(raw, random_state=s)).T
+            @ feats(mech.privatize(raw, random_state=s))
+            / n
+            for s in range(20)
+        ],
+        axis=0,
+    )
     assert np.abs(naive - truth_G).max() > 0.05
 
 
@@ -129,7 +140,9 @@ def test_private_expectation_of_function_of_private_columns():
     rng = np.random.default_rng(3)
     raw = pd.DataFrame({"x": rng.beta(5, 2, 20_000)})
     mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
-    est, err = private_expectation(lambda f: np.exp(f["x"].to_numpy()), mech.privatize(raw, random_state=4), mech)
+    est, err = private_expectation(
+        lambda f: np.exp(f["x"].to_numpy()), mech.privatize(raw, random_state=4), mech
+    )
     truth = np.exp(raw["x"]).mean()
     se = np.exp(raw["x"]).std() * 2 / np.sqrt(20_000)  # inflated by 1/alpha
     assert abs(est - truth) < 5 * se

@@ -5,9 +5,19 @@ import pytest
 import privinfer as pi
 
 
-@pytest.mark.parametrize("module", ["privinfer", "privinfer.mechanisms", "privinfer.models",
-                                    "privinfer.nuisance", "privinfer.pml", "privinfer.exceptions",
-                                    "privinfer.inversion", "privinfer.transport"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "privinfer",
+        "privinfer.mechanisms",
+        "privinfer.models",
+        "privinfer.nuisance",
+        "privinfer.pml",
+        "privinfer.exceptions",
+        "privinfer.inversion",
+        "privinfer.transport",
+    ],
+)
 def test_every_name_in_all_resolves(module):
     mod = importlib.import_module(module)
     for name in mod.__all__:
@@ -16,10 +26,13 @@ def test_every_name_in_all_resolves(module):
 
 def test_exceptions_subclass_builtin_categories():
     from privinfer import exceptions as ex
+
     for name in ex.__all__:
         cls = getattr(ex, name)
         if issubclass(cls, ex.PrivinferError) and cls is not ex.PrivinferError:
-            assert issubclass(cls, (ValueError, TypeError, RuntimeError, ImportError, AttributeError)), name
+            assert issubclass(
+                cls, (ValueError, TypeError, RuntimeError, ImportError, AttributeError)
+            ), name
         else:
             assert cls is ex.PrivinferError or issubclass(cls, Warning), name
 

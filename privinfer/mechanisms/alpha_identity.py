@@ -155,7 +155,9 @@ class AlphaIdentity:
         MechanismMismatchError, MissingValueError, OutOfSupportError, UnknownCategoryError
         """
         if not isinstance(data, pd.DataFrame):
-            raise DataMismatchError(f"{owner} expects a pandas DataFrame; got {type(data).__name__}.")
+            raise DataMismatchError(
+                f"{owner} expects a pandas DataFrame; got {type(data).__name__}."
+            )
         missing = [c for c in self.private_columns if c not in data.columns]
         if missing:
             raise MechanismMismatchError(

@@ -48,16 +48,16 @@ def alpha_identity_kernel(alpha: float, qbar: FloatArray) -> FloatArray:
 
 @dataclass(frozen=True)
 class PrivacyGuarantees:
-    """What the alpha-identity mechanism guarantees, in each currency.
+    r"""What the alpha-identity mechanism guarantees, in each currency.
 
     Attributes
     ----------
     alpha : float
         Keep probability of the mechanism.
     tv : float
-        Local total-variation privacy level, :math:`\\sup_B |Q(B|x) - Q(B|x')|`.
+        Local total-variation privacy level, :math:`\sup_B |Q(B|x) - Q(B|x')|`.
     ldp_eps, ldp_delta : float
-        An :math:`(\\varepsilon, \\delta)`-LDP guarantee: ``(0, alpha)`` (in fact
+        An :math:`(\varepsilon, \delta)`-LDP guarantee: ``(0, alpha)`` (in fact
         ``delta = alpha`` for every eps) for atomless references, ``(eps, 0)`` for
         discrete ones.
     discrete : bool
@@ -67,7 +67,7 @@ class PrivacyGuarantees:
     c : float or None
         Density floor of the c-interior for the PML figure.
     pml_eps : float or None
-        :math:`\\varepsilon_{PML}` on the c-interior (discrete spaces only).
+        :math:`\varepsilon_{PML}` on the c-interior (discrete spaces only).
     """
 
     alpha: float

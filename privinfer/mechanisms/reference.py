@@ -505,7 +505,9 @@ class ProductReference:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-compatible description: a list of ``{"columns": [...], ...}`` entries."""
-        return {"components": [{"columns": list(cols), **comp.to_dict()} for cols, comp in self.parts]}
+        return {
+            "components": [{"columns": list(cols), **comp.to_dict()} for cols, comp in self.parts]
+        }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ProductReference:
@@ -638,7 +640,8 @@ class ProductReference:
                 sample = frame[list(cols)].iloc[rows[:5]].to_dict("list")
                 if isinstance(comp, Categorical):
                     raise UnknownCategoryError(
-                        f"{owner}: column {cols[0]!r} has values {sorted(map(str, set(sample[cols[0]])))!r} "
+                        f"{owner}: column {cols[0]!r} has values "
+                        f"{sorted(map(str, set(sample[cols[0]])))!r} "
                         f"({rows.size} row(s)) outside the public levels {comp.levels!r} declared "
                         "by the mechanism's reference distribution."
                     )

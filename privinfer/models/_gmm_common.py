@@ -28,8 +28,8 @@ from privinfer.exceptions import DataMismatchError, SingularDesignError
 from privinfer.results import TestResult
 
 __all__ = [
-    "cluster_codes",
     "check_nonsingular",
+    "cluster_codes",
     "j_statistic",
     "moment_covariance",
     "sandwich",

@@ -125,7 +125,8 @@ class GenericMoments:
         With ``by_replicate`` the expectation is returned per Sobol replicate,
         shape (R, T, k).
         """
-        assert self.ref_frame is not None and self.ref_weights is not None
+        if self.ref_frame is None or self.ref_weights is None:
+            raise RuntimeError("GenericMoments.qbar needs a reference sample (alpha < 1).")
         M = len(self.ref_frame)
         T = self.n_distinct
         per = max(1, self.rows_per_call // M)

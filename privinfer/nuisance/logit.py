@@ -90,7 +90,9 @@ def _logit_moments(
     eta_ref = private_ref @ g[kw:]
     F, e1 = index_expectation(t, eta_ref, x_ref_1, ref_weights, expit, grid_size=grid_size)
     mean_x = ref_weights @ private_ref
-    ref_mean = np.concatenate([W.T @ d / n - W.T @ F[:, 0] / n, d.mean() * mean_x - F[:, 1:].mean(axis=0)])
+    ref_mean = np.concatenate(
+        [W.T @ d / n - W.T @ F[:, 0] / n, d.mean() * mean_x - F[:, 1:].mean(axis=0)]
+    )
     m = invert(raw, ref_mean, alpha)
     rows = None
     if with_rows:
@@ -147,8 +149,16 @@ def private_logit_scores(
     """
     W = np.column_stack([np.ones(d.size), public])
     _, jac, rows, err = _logit_moments(
-        np.asarray(coef, dtype=float), d, W, private, private_ref, ref_weights, alpha,
-        with_jac=True, with_rows=True, grid_size=grid_size,
+        np.asarray(coef, dtype=float),
+        d,
+        W,
+        private,
+        private_ref,
+        ref_weights,
+        alpha,
+        with_jac=True,
+        with_rows=True,
+        grid_size=grid_size,
     )
     assert jac is not None and rows is not None
     return rows, jac, err
@@ -192,8 +202,16 @@ def fit_private_logit(
 
     def moment(g: FloatArray, with_jac: bool) -> tuple[FloatArray, FloatArray | None, float]:
         m, jac, _, err = _logit_moments(
-            g, d, W, private, private_ref, ref_weights, alpha, with_jac=with_jac,
-            with_rows=False, grid_size=grid_size,
+            g,
+            d,
+            W,
+            private,
+            private_ref,
+            ref_weights,
+            alpha,
+            with_jac=with_jac,
+            with_rows=False,
+            grid_size=grid_size,
         )
         return m, jac, err
 
@@ -203,7 +221,8 @@ def fit_private_logit(
     m, jac, e = moment(g, True)
     interp_err = max(interp_err, e)
     it = 0
-    for it in range(1, max_iter + 1):
+    for _ in range(max_iter):
+        it += 1
         try:
             step = np.linalg.solve(jac, -m)
         except np.linalg.LinAlgError as err:
@@ -218,7 +237,10 @@ def fit_private_logit(
             lam *= 0.5
         g = g_new
         interp_err = max(interp_err, e)
-        if np.max(np.abs(lam * step)) < tol * (1 + np.max(np.abs(g))) and np.max(np.abs(m_new)) < 1e-8:
+        if (
+            np.max(np.abs(lam * step)) < tol * (1 + np.max(np.abs(g)))
+            and np.max(np.abs(m_new)) < 1e-8
+        ):
             m = m_new
             break
         m, jac, e = moment(g, True)

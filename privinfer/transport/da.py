@@ -10,6 +10,7 @@ mapped rows with the labels read off the noisy histogram.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,6 +27,7 @@ from privinfer.exceptions import (
     DataMismatchError,
     NotFittedError,
     TransportConvergenceError,
+    TransportConvergenceWarning,
     UnknownCategoryError,
 )
 from privinfer.transport._pot import import_ot
@@ -448,10 +450,17 @@ class DPDA:
         ot = import_ot()
         n, m = Cn.shape
         a, b = np.full(n, 1.0 / n), np.full(m, 1.0 / m)
-        if self.group_norm == "l1l2":
-            plan = ot.da.sinkhorn_l1l2_gl(a, ys_codes, b, Cn, reg_e, reg_cl, numItermax=n_iter)
-        else:
-            plan = ot.da.sinkhorn_lpl1_mm(a, ys_codes, b, Cn, reg_e, reg_cl, numItermax=n_iter)
+        solver = ot.da.sinkhorn_l1l2_gl if self.group_norm == "l1l2" else ot.da.sinkhorn_lpl1_mm
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            plan = solver(a, ys_codes, b, Cn, reg_e, reg_cl, numItermax=n_iter)
+        if any("converge" in str(w.message) for w in caught):
+            warnings.warn(
+                f"{owner}: POT's inner Sinkhorn did not converge; increase reg_e "
+                f"(got {reg_e}).",
+                TransportConvergenceWarning,
+                stacklevel=2,
+            )
         row_mass = plan.sum(axis=1, keepdims=True)
         if not np.all(np.isfinite(plan)) or np.any(row_mass <= 0):
             raise TransportConvergenceError(

@@ -786,20 +786,32 @@ class DPOTSource:
 
 
 def _calibrate_noise_multiplier(eps: float, delta: float, q: float, steps: int) -> float:
-    """Smallest noise multiplier whose run is (eps, delta)-DP (PLD from dp_accounting)."""
+    """Smallest noise multiplier whose run is (eps, delta)-DP (PLD from dp_accounting).
+
+    Bracket: one subsampled step alone is the Gaussian at ``delta / q`` (lower bound);
+    ``steps`` unsampled steps are one Gaussian with ``nm / sqrt(steps)`` (upper bound).
+    """
+    from privinfer.transport.calibration import _import_dp_accounting
+
+    dpa = _import_dp_accounting()
+    lo = float(dpa.get_sigma_gaussian(eps, min(delta / q, 0.5)))
+    hi = float(np.sqrt(steps) * dpa.get_sigma_gaussian(eps, delta)) * 1.01
+    if q >= 1.0:
+        lo = hi / 1.02
 
     def gap(log_nm: float) -> float:
         return minibatch_privacy(float(np.exp(log_nm)), q, steps, delta,
                                  value_discretization_interval=1e-3) - eps
 
-    lo, hi = np.log(1e-2), np.log(1e3)
-    if gap(lo) <= 0:
-        return float(np.exp(lo))
-    log_nm = brentq(gap, lo, hi, xtol=1e-4)
-    # step up slightly so that the pessimistic fine-grid epsilon is within budget
-    nm = float(np.exp(log_nm + 1e-3))
+    if gap(np.log(lo)) >= 0:
+        log_nm = float(np.log(lo)) if gap(np.log(hi)) >= 0 else brentq(
+            gap, np.log(lo), np.log(hi), xtol=2e-3)
+    else:  # pragma: no cover - lo is a lower bound, kept for safety
+        log_nm = float(np.log(lo))
+    nm = float(np.exp(log_nm))
+    # the pessimistic fine-grid epsilon must be within budget
     while minibatch_privacy(nm, q, steps, delta) > eps:
-        nm *= 1.01
+        nm *= 1.005
     return nm
 
 

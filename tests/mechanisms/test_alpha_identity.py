@@ -2,7 +2,6 @@ import json
 
 import numpy as np
 import pandas as pd
-import pytest
 from scipy import stats
 
 import privinfer as pi
@@ -10,19 +9,27 @@ from privinfer.mechanisms import ATTRS_KEY
 
 
 def _mech(alpha=0.4):
-    return pi.AlphaIdentity(alpha, {
-        "x": pi.reference.Uniform(0, 10),
-        "g": pi.reference.Categorical(["a", "b", "c"], probs=[0.2, 0.3, 0.5]),
-        "z": pi.reference.Frozen(stats.norm(0, 1)),
-    })
+    return pi.AlphaIdentity(
+        alpha,
+        {
+            "x": pi.reference.Uniform(0, 10),
+            "g": pi.reference.Categorical(["a", "b", "c"], probs=[0.2, 0.3, 0.5]),
+            "z": pi.reference.Frozen(stats.norm(0, 1)),
+        },
+    )
 
 
 def _raw(n=20_000, seed=0):
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "x": rng.uniform(0, 10, n), "g": rng.choice(["a", "b", "c"], n),
-        "z": rng.normal(size=n), "y": rng.normal(size=n), "d": rng.integers(0, 2, n),
-    })
+    return pd.DataFrame(
+        {
+            "x": rng.uniform(0, 10, n),
+            "g": rng.choice(["a", "b", "c"], n),
+            "z": rng.normal(size=n),
+            "y": rng.normal(size=n),
+            "d": rng.integers(0, 2, n),
+        }
+    )
 
 
 def test_privatize_keeps_expected_fraction_binomial():
@@ -44,8 +51,10 @@ def test_privatize_replaces_private_columns_jointly_and_leaves_public_ones():
     pd.testing.assert_series_equal(released["d"], raw["d"])
     # replaced categorical values follow the reference pmf
     g_new = released.loc[~same_x, "g"].astype(str).value_counts(normalize=True)
-    chi = stats.chisquare(g_new.reindex(["a", "b", "c"]).to_numpy() * (~same_x).sum(),
-                          np.array([0.2, 0.3, 0.5]) * (~same_x).sum())
+    chi = stats.chisquare(
+        g_new.reindex(["a", "b", "c"]).to_numpy() * (~same_x).sum(),
+        np.array([0.2, 0.3, 0.5]) * (~same_x).sum(),
+    )
     assert chi.pvalue > 1e-3
 
 
@@ -82,19 +91,23 @@ def test_random_state_int_is_reproducible_and_none_is_fresh():
 def test_none_random_state_does_not_use_numpy_global_state():
     raw = _raw(200)
     mech = _mech()
-    np.random.seed(0)  # noqa: NPY002 - checking that the global state is NOT used
+    np.random.seed(0)
     a = mech.privatize(raw)
-    np.random.seed(0)  # noqa: NPY002
+    np.random.seed(0)
     b = mech.privatize(raw)
     assert not a["x"].equals(b["x"])
 
 
 def test_to_dict_round_trips_through_json():
-    mech = pi.AlphaIdentity(0.3, {
-        "x": pi.reference.Uniform(-1, 2), "g": pi.reference.Categorical([1, 2, 3]),
-        "t": stats.gamma(2.0, scale=3.0),
-        ("u", "v"): pi.reference.Empirical(pd.DataFrame({"u": [1.0, 2.0], "v": ["p", "q"]})),
-    })
+    mech = pi.AlphaIdentity(
+        0.3,
+        {
+            "x": pi.reference.Uniform(-1, 2),
+            "g": pi.reference.Categorical([1, 2, 3]),
+            "t": stats.gamma(2.0, scale=3.0),
+            ("u", "v"): pi.reference.Empirical(pd.DataFrame({"u": [1.0, 2.0], "v": ["p", "q"]})),
+        },
+    )
     back = pi.AlphaIdentity.from_dict(json.loads(json.dumps(mech.to_dict())))
     assert back == mech
     assert back.private_columns == ("x", "g", "t", "u", "v")

@@ -19,7 +19,9 @@ def test_tv_and_delta_for_atomless_reference():
 @pytest.mark.parametrize("alpha", [0.1, 0.5, 0.9])
 def test_pure_ldp_closed_form_for_discrete_reference(alpha):
     probs = [0.1, 0.3, 0.6]
-    g = pi.AlphaIdentity(alpha, {"g": pi.reference.Categorical(list("abc"), probs=probs)}).guarantees()
+    g = pi.AlphaIdentity(
+        alpha, {"g": pi.reference.Categorical(list("abc"), probs=probs)}
+    ).guarantees()
     assert g.ldp_eps == pytest.approx(np.log(1 + alpha / ((1 - alpha) * 0.1)))
     # the LDP epsilon is the max log-likelihood ratio of the kernel's columns
     K = alpha_identity_kernel(alpha, np.array(probs))

@@ -8,12 +8,16 @@ from privinfer import exceptions as ex
 
 @pytest.mark.parametrize("alpha", [0.0, -0.1, 1.5, True, "0.5", np.nan])
 def test_alpha_outside_unit_interval_or_bool(alpha):
-    with pytest.raises(ValueError, match=r"'alpha' parameter of AlphaIdentity must be a float in \(0, 1\]"):
+    with pytest.raises(
+        ValueError, match=r"'alpha' parameter of AlphaIdentity must be a float in \(0, 1\]"
+    ):
         pi.AlphaIdentity(alpha, {"x": pi.reference.Uniform(0, 1)})
 
 
 def _mech():
-    return pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1), "g": pi.reference.Categorical(["a", "b"])})
+    return pi.AlphaIdentity(
+        0.5, {"x": pi.reference.Uniform(0, 1), "g": pi.reference.Categorical(["a", "b"])}
+    )
 
 
 def test_nan_in_private_column():

@@ -24,10 +24,12 @@ def test_qmc_sample_moments_match_exact_moments_within_reported_error():
 
 
 def test_enumeration_is_exact_for_finite_references():
-    ref = pi.reference.ProductReference({
-        "g": pi.reference.Categorical(["a", "b"], probs=[0.25, 0.75]),
-        "k": stats.binom(3, 0.5),
-    })
+    ref = pi.reference.ProductReference(
+        {
+            "g": pi.reference.Categorical(["a", "b"], probs=[0.25, 0.75]),
+            "k": stats.binom(3, 0.5),
+        }
+    )
     draw = ref.draw_for_moments()
     assert draw.exact
     assert len(draw.frame) == 8
@@ -45,7 +47,9 @@ def test_empirical_reference_samples_public_rows():
 
 
 def test_support_checks_flag_values_outside():
-    ref = pi.reference.ProductReference({"x": pi.reference.Uniform(0, 1), "g": pi.reference.Categorical(["a"])})
+    ref = pi.reference.ProductReference(
+        {"x": pi.reference.Uniform(0, 1), "g": pi.reference.Categorical(["a"])}
+    )
     with pytest.raises(pi.exceptions.OutOfSupportError, match="outside the support"):
         ref.check_values(pd.DataFrame({"x": [0.5, 1.5], "g": ["a", "a"]}), "test")
     with pytest.raises(pi.exceptions.UnknownCategoryError, match="outside the public levels"):

@@ -21,8 +21,11 @@ def nsw() -> pd.DataFrame:
 def _mechanism() -> pi.AlphaIdentity:
     return pi.AlphaIdentity(
         1.0,
-        {"age": pi.reference.Uniform(16, 56), "educ": pi.reference.Uniform(0, 20),
-         "re74": pi.reference.Uniform(0, 50)},
+        {
+            "age": pi.reference.Uniform(16, 56),
+            "educ": pi.reference.Uniform(0, 20),
+            "re74": pi.reference.Uniform(0, 50),
+        },
     )
 
 
@@ -40,16 +43,26 @@ def test_alpha_one_reproduces_doubleml_irm(nsw, model, score):
     n_folds = 5
     folds = _folds(nsw["train"].to_numpy(), n_folds, seed=11)
     res = model(
-        nsw, outcome="re78", treatment="train", covariates=COVS, mechanism=_mechanism(),
-        degree=1, riesz="propensity", n_folds=n_folds, clip=0.01,
+        nsw,
+        outcome="re78",
+        treatment="train",
+        covariates=COVS,
+        mechanism=_mechanism(),
+        degree=1,
+        riesz="propensity",
+        n_folds=n_folds,
+        clip=0.01,
     ).fit(random_state=0, folds=folds)
 
     data = doubleml.DoubleMLData(nsw, y_col="re78", d_cols="train", x_cols=COVS)
     dml = doubleml.DoubleMLIRM(
         data,
         ml_g=sklearn_linear.LinearRegression(),
-        ml_m=sklearn_linear.LogisticRegression(penalty=None, solver="newton-cholesky", tol=1e-12, max_iter=1000),
-        n_folds=n_folds, score=score,
+        ml_m=sklearn_linear.LogisticRegression(
+            penalty=None, solver="newton-cholesky", tol=1e-12, max_iter=1000
+        ),
+        n_folds=n_folds,
+        score=score,
     )
     smpls = [(np.flatnonzero(folds != f), np.flatnonzero(folds == f)) for f in range(n_folds)]
     dml.set_sample_splitting(all_smpls=[smpls])

@@ -241,21 +241,26 @@ def _blobs(rng, shift):
     return X, y, X + shift
 
 
+# lpl1's inner Sinkhorn (POT) stops at its fixed iteration cap on this problem
+@pytest.mark.filterwarnings("ignore::privinfer.exceptions.TransportConvergenceWarning")
 @pytest.mark.parametrize("group_norm", ["l1l2", "lpl1"])
 def test_dpda_adapts_shifted_blobs(group_norm):
     rng = np.random.default_rng(13)
     Xs, ys, _ = _blobs(rng, 0.0)
     Xt0, yt, _ = _blobs(rng, 0.0)
-    Xt = Xt0 @ np.array([[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]]) + 3.0
+    Xt = Xt0 + np.array([4.0, -3.0, 2.0, 1.0])  # a shift that defeats source-only 1-NN
     pub = DPDASource(8.0, 1e-4, 40, 4.0, classes=[0, 1, 2], random_state=3).publish(Xs, ys)
-    da = DPDA(reg_e=0.05, reg_cl=0.5, group_norm=group_norm).fit(pub, Xt)
+    da = DPDA(reg_e=0.1, reg_cl=0.5, group_norm=group_norm).fit(pub, Xt)
     assert da.score(Xt, yt) > 0.8
+    from sklearn.neighbors import KNeighborsClassifier
+
+    assert KNeighborsClassifier(1).fit(Xs, ys).score(Xt, yt) < 0.7
     assert da.transform().shape == (120, 4)
     np.testing.assert_array_equal(da.transform(pub.source.rows[:5]), da.xs_hat_[:5])
     assert da.privacy_.eps == pytest.approx(12.0)
     # semi-supervised: known target labels forbid cross-class mass
     yt_semi = np.where(np.arange(120) % 4 == 0, yt, -1)
-    da2 = DPDA(reg_e=0.05, reg_cl=0.5, group_norm=group_norm).fit(pub, Xt, yt_semi)
+    da2 = DPDA(reg_e=0.1, reg_cl=0.5, group_norm=group_norm).fit(pub, Xt, yt_semi)
     known = yt_semi >= 0
     wrong = da2.ys_tilde_[:, None] != yt_semi[None, :]
     assert da2.plan_[:, known][wrong[:, known]].sum() < 1e-6

@@ -1,0 +1,100 @@
+"""Bad input to PrivateGMM raises named errors with useful messages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import privinfer as pi
+from privinfer.exceptions import (
+    DataMismatchError,
+    MechanismMismatchError,
+    MissingValueError,
+    SingularDesignError,
+)
+
+
+def _data(n: int = 200, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, n), "z": rng.uniform(0, 1, n),
+                       "w": rng.normal(size=n)})
+    df["y"] = 1 + df["x"] + df["w"] + rng.normal(size=n)
+    df["d"] = (df["y"] > 1).astype(float)
+    return df
+
+
+MECH = pi.AlphaIdentity(0.8, {"x": pi.reference.Uniform(0, 1), "z": pi.reference.Uniform(0, 1)})
+
+
+def test_under_identified_iv_is_an_error():
+    with pytest.raises(SingularDesignError, match="under-identified"):
+        pi.PrivateGMM.iv("y ~ w + [x + z ~ w]", _data(), mechanism=MECH)
+
+
+def test_under_identified_generic_is_an_error():
+    def moments(b, f):
+        return (f["y"].to_numpy() - b[0] - b[1] * f["x"].to_numpy())[:, None]
+
+    with pytest.raises(SingularDesignError, match="1 moment condition"):
+        pi.PrivateGMM(moments, _data(), MECH, 2)
+
+
+def test_singular_private_gram_names_the_columns():
+    df = _data()
+    df["w2"] = 2 * df["w"]
+    with pytest.raises(SingularDesignError, match=r"\['w', 'w2'\]"):
+        pi.PrivateGMM.ols("y ~ x + w + w2", df, mechanism=MECH).fit(random_state=0)
+
+
+def test_singular_private_gram_with_private_columns():
+    df = _data()
+    mech = pi.AlphaIdentity(1.0, {"x": pi.reference.Uniform(0, 1), "z": pi.reference.Uniform(0, 1)})
+    df["z"] = df["x"]
+    with pytest.raises(SingularDesignError, match=r"'x'.*'z'|'z'.*'x'"):
+        pi.PrivateGMM.ols("y ~ x + z", df, mechanism=mech).fit()
+
+
+@pytest.mark.parametrize("bad", ["1d", "rows", "nan"])
+def test_moments_with_wrong_shape_are_an_error(bad):
+    def moments(b, f):
+        e = f["y"].to_numpy() - b[0]
+        if bad == "1d":
+            return e
+        if bad == "rows":
+            return np.column_stack([e, e])[:-1]
+        return np.column_stack([e, np.full(len(f), np.nan)])
+
+    err = DataMismatchError
+    with pytest.raises(err, match="shape|NaN"):
+        pi.PrivateGMM(moments, _data(), MECH, 1).fit(random_state=0)
+
+
+def test_private_dependent_variable_is_an_error():
+    with pytest.raises(MechanismMismatchError, match="dependent variable 'x'.*private"):
+        pi.PrivateGMM.ols("x ~ w", _data(), mechanism=MECH)
+    with pytest.raises(MechanismMismatchError, match="private"):
+        pi.PrivateGMM.iv("np.log(x) ~ w + [y ~ z]", _data(), mechanism=MECH)
+
+
+def test_logit_needs_a_binary_public_outcome():
+    with pytest.raises(DataMismatchError, match="0/1"):
+        pi.PrivateGMM.logit("y ~ x", _data(), mechanism=MECH)
+
+
+def test_bad_options_and_formulas():
+    model = pi.PrivateGMM.ols("y ~ x + w", _data(), mechanism=MECH)
+    with pytest.raises(ValueError, match="weighting"):
+        model.fit(weighting="optimal")
+    with pytest.raises(DataMismatchError, match="needs clusters"):
+        model.fit(cov_type="clustered")
+    with pytest.raises(DataMismatchError, match="one label per row"):
+        model.fit(cov_type="clustered", clusters=np.arange(5))
+    with pytest.raises(DataMismatchError, match="PrivateGMM.iv"):
+        pi.PrivateGMM.ols("y ~ [x ~ z]", _data(), mechanism=MECH)
+    with pytest.raises(DataMismatchError, match="needs a block"):
+        pi.PrivateGMM.iv("y ~ x", _data(), mechanism=MECH)
+    df = _data()
+    df.loc[3, "w"] = np.nan
+    with pytest.raises(MissingValueError, match="'w'"):
+        pi.PrivateGMM.ols("y ~ x + w", df, mechanism=MECH)

@@ -1,0 +1,139 @@
+"""Bad input for DPOT / DPDA."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ot")
+pytest.importorskip("dp_accounting")
+
+from privinfer.exceptions import (
+    DataMismatchError,
+    NotFittedError,
+    TransportConvergenceError,
+    UnknownCategoryError,
+)
+from privinfer.transport._pot import import_ot
+from privinfer.transport.accounting import minibatch_privacy
+from privinfer.transport.calibration import analytic_gaussian_sigma, theorem2_sigma
+from privinfer.transport.da import DPDA, DPDASource
+from privinfer.transport.dpot import (
+    DPOT,
+    DPOTSource,
+    debiased_cost,
+    draw_projection,
+    solve_transport,
+)
+
+RNG = np.random.default_rng(0)
+XS = RNG.normal(size=(20, 4))
+YS = np.arange(20) % 2
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0, -0.1, 1.5])
+def test_delta_outside_unit_interval(delta):
+    with pytest.raises(ValueError, match="'delta'"):
+        DPOTSource(eps=1.0, delta=delta, ell=3).publish(XS)
+    with pytest.raises(ValueError, match="'delta'"):
+        theorem2_sigma(1.0, delta, 1.0)
+    with pytest.raises(ValueError, match="'delta'"):
+        analytic_gaussian_sigma(1.0, delta, 1.0)
+
+
+@pytest.mark.parametrize("eps", [0.0, -1.0, float("nan"), True])
+def test_eps_not_positive(eps):
+    with pytest.raises(ValueError, match="'eps'"):
+        DPOTSource(eps=eps, delta=1e-3, ell=3).publish(XS)
+    with pytest.raises(ValueError, match="'eps'"):
+        theorem2_sigma(eps, 1e-3, 1.0)
+
+
+@pytest.mark.parametrize("ell", [0, -2, 2.5, True])
+def test_ell_below_one(ell):
+    with pytest.raises(ValueError, match="'ell'"):
+        DPOTSource(eps=1.0, delta=1e-3, ell=ell).publish(XS)
+    with pytest.raises(ValueError, match="'ell'"):
+        draw_projection(4, ell)
+
+
+def test_mismatched_dimensions():
+    pub = DPOTSource(eps=1.0, delta=1e-3, ell=3, random_state=0).publish(XS)
+    with pytest.raises(DataMismatchError, match="features"):
+        DPOT().fit(pub, np.ones((5, 7)))
+    with pytest.raises(DataMismatchError, match="ell"):
+        debiased_cost(np.ones((3, 2)), np.ones((4, 4)), pub.projection, 1.0)
+    with pytest.raises(DataMismatchError, match="2-D"):
+        DPOTSource(eps=1.0, delta=1e-3, ell=3).publish(np.ones(5))
+    with pytest.raises(DataMismatchError, match="one label per row"):
+        DPDASource(1.0, 1e-3, 3, 1.0, classes=[0, 1]).publish(XS, YS[:5])
+
+
+def test_record_relation_needs_clip_norm():
+    with pytest.raises(ValueError, match="clip_norm"):
+        DPOTSource(eps=1.0, delta=1e-3, ell=3, neighbour="record").publish(XS)
+    with pytest.raises(ValueError, match="'neighbour'"):
+        DPOTSource(eps=1.0, delta=1e-3, ell=3, neighbour="row").publish(XS)
+
+
+def test_source_labels_absent_from_histogram():
+    with pytest.raises(UnknownCategoryError, match=r"\[2\]"):
+        DPDASource(1.0, 1e-3, 3, 1.0, classes=[0, 1]).publish(XS, np.arange(20) % 3)
+
+
+def test_target_labels_absent_from_histogram():
+    pub = DPDASource(5.0, 1e-3, 3, 5.0, classes=[0, 1], random_state=0).publish(XS, YS)
+    yt = np.full(20, -1)
+    yt[0] = 7
+    with pytest.raises(UnknownCategoryError, match="not classes of the published"):
+        DPDA().fit(pub, XS, yt)
+
+
+def test_dpda_not_fitted():
+    with pytest.raises(NotFittedError, match="not fitted"):
+        DPDA().predict(XS)
+
+
+def test_nan_input_rejected():
+    bad = XS.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        DPOTSource(eps=1.0, delta=1e-3, ell=3).publish(bad)
+
+
+def test_emd_iteration_cap_raises_instead_of_returning_wrong_plan():
+    C = np.random.default_rng(1).random((60, 60))
+    with pytest.raises(TransportConvergenceError, match="max_iter"):
+        solve_transport(C, max_iter=5)
+
+
+def test_sinkhorn_needs_reg_and_method_is_checked():
+    with pytest.raises(ValueError, match="reg"):
+        solve_transport(np.ones((2, 2)), method="sinkhorn")
+    with pytest.raises(ValueError, match="'method'"):
+        solve_transport(np.ones((2, 2)), method="sinkhorn_log")
+
+
+def test_accountant_arguments():
+    with pytest.raises(ValueError, match="'sampling_probability'"):
+        minibatch_privacy(1.0, 0.0, 3, 1e-5)
+    with pytest.raises(ValueError, match="'n_steps'"):
+        minibatch_privacy(1.0, 0.5, 0, 1e-5)
+
+
+def test_pot_not_installed(monkeypatch):
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name == "ot" or name.startswith("ot."):
+            raise ImportError("No module named 'ot'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    with pytest.raises(ImportError, match=r"pip install privinfer\[transport\]"):
+        import_ot()
+    pub_rows = np.ones((2, 3))
+    with pytest.raises(ImportError, match=r"pip install privinfer\[transport\]"):
+        debiased_cost(pub_rows, np.ones((2, 4)), np.ones((4, 3)), 1.0)
