@@ -76,6 +76,10 @@ _OVERLAP_LIMIT = 100.0
 #: sampling-noise level (operator norm). Flooring is a spectral regularisation whose bias
 #: in the one-step estimate is second order in the shift; see ``benchmarks/mc_ate.py``.
 _NOISE_FLOOR_SCALE = 0.5
+#: Effective sample size n * alpha^2 from which the default series degree is 3.
+_DEGREE3_EFFECTIVE_N = 8000
+#: Rows of the smallest treatment arm required per basis function by the default degree.
+_ROWS_PER_BASIS = 20
 #: Grid size of single-index reference expectations (interpolation error reported).
 _GRID = 129
 
@@ -117,7 +121,7 @@ class TreatmentModel:
         treatment: str,
         covariates: str | list[str],
         mechanism: AlphaIdentity | None = None,
-        degree: int = 2,
+        degree: int | None = None,
         riesz: RieszRoute = "auto",
         n_folds: int = 5,
         n_rep: int = 1,
@@ -140,7 +144,7 @@ class TreatmentModel:
             raise MechanismMismatchError(f"{owner}: mechanism must be an AlphaIdentity.")
         if riesz not in ("auto", "propensity"):
             raise ValueError(f"{owner}: riesz must be 'auto' or 'propensity'; got {riesz!r}.")
-        self.degree = check_int(degree, "degree", owner, 1)
+        self.degree = None if degree is None else check_int(degree, "degree", owner, 1)
         self.n_folds = check_int(n_folds, "n_folds", owner, 2)
         self.n_rep = check_int(n_rep, "n_rep", owner, 1)
         self.clip = check_in_interval(clip, "clip", owner, 0.0, 0.5, high_open=True)
@@ -184,7 +188,7 @@ class TreatmentModel:
         data: pd.DataFrame,
         *,
         mechanism: AlphaIdentity | None = None,
-        degree: int = 2,
+        degree: int | None = None,
         riesz: RieszRoute = "auto",
         n_folds: int = 5,
         n_rep: int = 1,
@@ -304,20 +308,28 @@ class TreatmentModel:
         )
         ref_frame = cast_private_categoricals(draw.frame, self.mechanism)
         U_ref = self.spec.private_design(ref_frame)
-        basis = PolynomialBasis.build(
-            self.degree,
-            U_ref,
-            draw.weights,
-            self.U_pub,
-            self.spec.private_groups,
-            self.spec.public_groups,
-            self.spec.private_names + self.spec.public_names,
-        )
-        if basis.n_basis >= 0.5 * min(np.bincount(self.d)):
+        def build(deg: int) -> PolynomialBasis:
+            return PolynomialBasis.build(
+                deg,
+                U_ref,
+                draw.weights,
+                self.U_pub,
+                self.spec.private_groups,
+                self.spec.public_groups,
+                self.spec.private_names + self.spec.public_names,
+            )
+
+        n_min = int(min(np.bincount(self.d)))
+        if self.degree is None:
+            basis = build(_default_degree(self.y.size, self.mechanism.alpha))
+            while basis.n_basis > n_min / _ROWS_PER_BASIS and basis.degree > 1:
+                basis = build(basis.degree - 1)
+        else:
+            basis = build(self.degree)
+        if basis.n_basis >= 0.5 * n_min:
             raise DataMismatchError(
                 f"{self._name}: the series basis has {basis.n_basis} functions but the smallest "
-                f"treatment arm only {min(np.bincount(self.d))} rows; lower degree="
-                f"{self.degree}."
+                f"treatment arm only {n_min} rows; lower degree={basis.degree}."
             )
         P_ref = basis.private_only(U_ref)
         ref = ReferenceMoments.from_features(P_ref, draw.weights, draw.replicate)
@@ -349,7 +361,7 @@ class TreatmentModel:
         facts = (
             ("Cross-fit folds:", str(self.n_folds)),
             ("Repeated splits:", str(self.n_rep)),
-            ("Series degree:", f"{self.degree} ({basis.n_basis} fns)"),
+            ("Series degree:", f"{basis.degree} ({basis.n_basis} fns)"),
             ("Riesz route:", self.riesz),
         )
         record = ResultsRecord(
@@ -748,6 +760,18 @@ class TreatmentModel:
             rep_spread=spread,
             notes=tuple(notes),
         )
+
+
+def _default_degree(n_obs: int, alpha: float) -> int:
+    """Default series degree: 3 when the effective sample size allows, else 2.
+
+    Rate double robustness needs the basis to grow with ``n``; privatisation inflates the
+    noise of deconvolved Gram matrices by about ``1/alpha``, so the rule looks at the
+    effective sample size ``n alpha^2``: degree 3 from ``n alpha^2 >= 8000`` on, else 2.
+    The basis is then shrunk until each treatment arm has at least
+    ``_ROWS_PER_BASIS`` rows per basis function. Pass ``degree=`` to override.
+    """
+    return 3 if n_obs * alpha**2 >= _DEGREE3_EFFECTIVE_N else 2
 
 
 def _propensity_links(clip: float) -> list[Any]:

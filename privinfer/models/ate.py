@@ -25,8 +25,10 @@ class PrivateATE(TreatmentModel):
         Formulaic right-hand side (``"x1 + x2 + C(g)"``) or a list of columns.
     mechanism : AlphaIdentity, optional
         Defaults to the description carried by ``data.attrs``.
-    degree : int, default=2
-        Degree of the polynomial series (interacted with the treatment level).
+    degree : int or None, default=None
+        Degree of the polynomial series (interacted with the treatment level). ``None``
+        picks 3 when the effective sample size ``n * alpha**2`` is at least 8000, else 2,
+        lowered until the smallest arm has 20 rows per basis function.
     riesz : {"auto", "propensity"}, default="auto"
         Automatic Riesz representer from the same basis (no propensity), or inverse
         propensity weights from a private logistic regression clipped at ``clip``.
