@@ -42,7 +42,14 @@ def iv_design(rng: np.random.Generator, n: int) -> pd.DataFrame:
 
 DESIGNS = {
     "ols-private-x": (ols_design, {"x": (0, 1)}, "ols", "y ~ x + w", "x", 2.0),
-    "iv-private-z": (iv_design, {"z1": (0, 1), "z2": (0, 1)}, "iv", "y ~ 1 + [x ~ z1 + z2]", "x", 1.0),
+    "iv-private-z": (
+        iv_design,
+        {"z1": (0, 1), "z2": (0, 1)},
+        "iv",
+        "y ~ 1 + [x ~ z1 + z2]",
+        "x",
+        1.0,
+    ),
 }
 
 
@@ -89,13 +96,18 @@ def main() -> None:
     for design in DESIGNS:
         for alpha in (1.0, 0.7, 0.4):
             rows.append(run(design, alpha, reps, args.n, args.seed))
-            print(f"  {design:14s} alpha={alpha:.1f} done ({time.perf_counter() - t0:.0f} s)", flush=True)
+            print(
+                f"  {design:14s} alpha={alpha:.1f} done ({time.perf_counter() - t0:.0f} s)",
+                flush=True,
+            )
     table = pd.DataFrame(rows)
     with pd.option_context("display.width", 200, "display.float_format", "{:.4f}".format):
         print(table.to_string(index=False))
     cover_band = (0.94, 0.96)
-    print(f"\nTargets: coverage in {cover_band}, |bias/SE| < 0.1, J size in (0.03, 0.07). "
-          f"Coverage MC s.e. at {reps} reps: {np.sqrt(0.95 * 0.05 / reps):.4f}.")
+    print(
+        f"\nTargets: coverage in {cover_band}, |bias/SE| < 0.1, J size in (0.03, 0.07). "
+        f"Coverage MC s.e. at {reps} reps: {np.sqrt(0.95 * 0.05 / reps):.4f}."
+    )
 
 
 if __name__ == "__main__":

@@ -39,6 +39,11 @@ def _term_vars(term_variables: set[Any], columns: set[str]) -> set[str]:
     return {str(v) for v in term_variables if str(v) in columns}
 
 
+#: Names formulaic resolves itself (transforms), not data columns.
+_FORMULA_NAMES = {"C", "I", "center", "scale", "bs", "cr", "cc", "poly", "log", "exp", "np",
+                  "lag", "hashed", "contr", "standardize"}
+
+
 def cast_private_categoricals(data: pd.DataFrame, mechanism: AlphaIdentity) -> pd.DataFrame:
     """Cast private categorical columns to the mechanism's public levels (a copy).
 
@@ -119,6 +124,17 @@ def build_covariate_spec(
     """
     private = set(mechanism.private_columns)
     columns = {str(c) for c in data.columns}
+    try:
+        needed = {str(v) for v in formulaic.Formula(formula).required_variables}
+    except Exception as err:
+        raise DataMismatchError(f"{owner}: cannot parse covariates {formula!r}: {err}") from err
+    missing = sorted(needed - columns - _FORMULA_NAMES)
+    if missing:
+        raise DataMismatchError(
+            f"{owner}: covariate formula {formula!r} uses {missing!r}, which are not columns of "
+            f"the data (columns: {sorted(columns)!r})."
+        )
+    check_public_columns(data, sorted(needed & columns - private), mechanism, {}, owner)
     try:
         mm = formulaic.model_matrix(formula, data, na_action="raise")
     except Exception as err:  # formulaic raises several types; re-raise as ours

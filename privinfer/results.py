@@ -97,6 +97,8 @@ class TestResult:
     null: str
     distribution: str = "chi2"
     reason: str | None = None
+    #: Not a pytest test class, despite its name.
+    __test__ = False
 
     @property
     def valid(self) -> bool:

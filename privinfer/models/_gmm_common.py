@@ -116,7 +116,9 @@ def check_nonsingular(M: FloatArray, names: Sequence[str], what: str, owner: str
     )
 
 
-def sandwich(D: FloatArray, A: FloatArray, Phi: FloatArray, n_obs: int) -> tuple[FloatArray, FloatArray]:
+def sandwich(
+    D: FloatArray, A: FloatArray, Phi: FloatArray, n_obs: int
+) -> tuple[FloatArray, FloatArray]:
     r"""GMM sandwich :math:`(D'AD)^{-1}D'A\Phi AD(D'AD)^{-1}/n` and the influence map.
 
     Returns
@@ -136,16 +138,28 @@ def sandwich(D: FloatArray, A: FloatArray, Phi: FloatArray, n_obs: int) -> tuple
 def j_statistic(
     gbar: FloatArray, weight: FloatArray, n_obs: int, k_params: int, *, efficient: bool
 ) -> TestResult:
-    r"""Hansen's J: :math:`n\,\bar g'\,\hat W\,\bar g \sim \chi^2_{m-p}` under efficient weighting."""
+    r"""Hansen's J, :math:`n\,\bar g'\,\hat W\,\bar g \sim \chi^2_{m-p}` (efficient weighting)."""
     name = "Hansen J-test of overidentifying restrictions"
     null = "all moment conditions hold"
     df = gbar.size - k_params
     if df <= 0:
-        return TestResult(name, float("nan"), 0, float("nan"), null,
-                          reason="the model is exactly identified (no overidentifying restriction)")
+        return TestResult(
+            name,
+            float("nan"),
+            0,
+            float("nan"),
+            null,
+            reason="the model is exactly identified (no overidentifying restriction)",
+        )
     if not efficient:
-        return TestResult(name, float("nan"), df, float("nan"), null,
-                          reason="one-step weighting is not efficient; fit with weighting='two-step'"
-                          " or 'iterated'")
+        return TestResult(
+            name,
+            float("nan"),
+            df,
+            float("nan"),
+            null,
+            reason="one-step weighting is not efficient; fit with weighting='two-step'"
+            " or 'iterated'",
+        )
     stat = float(n_obs * gbar @ weight @ gbar)
     return TestResult(name, stat, df, float(chi2.sf(stat, df)), null, f"chi2({df})")

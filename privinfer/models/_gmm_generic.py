@@ -88,7 +88,7 @@ class GenericMoments:
         public = [c for c in frame.columns if c not in set(private_columns)]
         self.private_columns = [c for c in frame.columns if c in set(private_columns)]
         if public:
-            codes, uniques = pd.MultiIndex.from_frame(frame[public]).factorize()
+            codes, _ = pd.MultiIndex.from_frame(frame[public]).factorize()
             self.codes = np.asarray(codes, dtype=np.int64)
             first = np.unique(self.codes, return_index=True)[1]
             self.distinct = frame[public].iloc[first].reset_index(drop=True)
@@ -130,10 +130,12 @@ class GenericMoments:
         M = len(self.ref_frame)
         T = self.n_distinct
         per = max(1, self.rows_per_call // M)
-        labels = (
-            np.unique(self.replicate) if by_replicate and self.replicate is not None else None
+        labels = np.unique(self.replicate) if by_replicate and self.replicate is not None else None
+        out = (
+            np.empty((T, self.k_moms))
+            if labels is None
+            else np.empty((labels.size, T, self.k_moms))
         )
-        out = np.empty((T, self.k_moms)) if labels is None else np.empty((labels.size, T, self.k_moms))
         ref_priv = self.ref_frame[self.private_columns].reset_index(drop=True)
         for s in range(0, T, per):
             t = np.arange(s, min(s + per, T))
@@ -160,7 +162,7 @@ class GenericMoments:
         return (phi - (1.0 - self.alpha) * self.qbar(params)[self.codes]) / self.alpha
 
     def mean(self, params: FloatArray) -> FloatArray:
-        """Mean private moment :math:`\\bar g(\\theta)`."""
+        r"""Mean private moment :math:`\bar g(\theta)`."""
         return self.rows(params).mean(axis=0)
 
     def reference_error(self, params: FloatArray) -> FloatArray:

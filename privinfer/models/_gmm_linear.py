@@ -219,7 +219,11 @@ class LinearDesign:
         return ext[np.ix_(idx, idx)]
 
     def private_second_moments(
-        self, raw: FloatArray, pub_mean: FloatArray, mean: FloatArray, outer: FloatArray,
+        self,
+        raw: FloatArray,
+        pub_mean: FloatArray,
+        mean: FloatArray,
+        outer: FloatArray,
         alpha: float,
     ) -> FloatArray:
         r"""Private second moments :math:`S = \frac1n\sum_i Q_X^{-1}[c c']` of all columns.
@@ -255,7 +259,7 @@ class LinearDesign:
         e = t + priv @ w[q:] if priv.shape[1] else t
         is_pub = cols < q
         pos_pub, pos_priv = np.flatnonzero(is_pub), np.flatnonzero(~is_pub)
-        Cz = np.concatenate([pub[:, cols[is_pub]], priv[:, cols[~is_pub] - q]], axis=1)
+        Cz = np.concatenate([_gather(pub, cols[is_pub]), _gather(priv, cols[~is_pub] - q)], axis=1)
         order = np.concatenate([pos_pub, pos_priv])
         if np.any(order != np.arange(cols.size)):
             Cz = Cz[:, np.argsort(order)]
@@ -264,11 +268,19 @@ class LinearDesign:
             return phi
         mz = table[0, cols]
         b = w[q:] @ table[q:, cols]
-        qbar = t[:, None] * mz[None, :] + b[None, :]
+        qbar = np.outer(t, mz)
+        qbar += b
         qbar[:, pos_pub] *= Cz[:, pos_pub]
         phi -= (1.0 - alpha) * qbar
         phi /= alpha
         return phi
+
+
+def _gather(a: FloatArray, idx: IntArray) -> FloatArray:
+    """Columns ``idx`` of ``a``: a view for a contiguous range, else ``np.take``."""
+    if idx.size and np.all(np.diff(idx) == 1):
+        return a[:, idx[0] : idx[-1] + 1]
+    return np.take(a, idx, axis=1)
 
 
 def build_linear_design(

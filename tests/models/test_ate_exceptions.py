@@ -1,0 +1,111 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+import privinfer as pi
+from privinfer import exceptions as ex
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    n = 400
+    return pd.DataFrame({"y": rng.normal(size=n), "d": rng.integers(0, 2, n),
+                         "x": rng.uniform(0, 1, n), "w": rng.normal(size=n)})
+
+
+@pytest.fixture
+def mech():
+    return pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
+
+
+def test_nan_in_covariate(data, mech):
+    data.loc[3, "w"] = np.nan
+    with pytest.raises(ex.MissingValueError, match="'w' holds 1 missing"):
+        pi.PrivateATE.from_formula("y ~ d | x + w", data, mechanism=mech)
+
+
+def test_nan_in_private_covariate(data, mech):
+    data.loc[3, "x"] = np.nan
+    with pytest.raises(ex.MissingValueError, match="'x'"):
+        pi.PrivateATE.from_formula("y ~ d | x + w", data, mechanism=mech)
+
+
+def test_private_outcome_or_treatment(data):
+    m = pi.AlphaIdentity(0.5, {"y": pi.reference.Uniform(-10, 10)})
+    data["y"] = data["y"].clip(-10, 10)
+    with pytest.raises(ex.MechanismMismatchError, match="outcome 'y' is covered by the mechanism"):
+        pi.PrivateATE.from_formula("y ~ d | x + w", data, mechanism=m)
+
+
+def test_treatment_not_binary_for_att_and_continuous(data, mech):
+    data["d"] = np.arange(len(data)) % 3
+    with pytest.raises(ex.DataMismatchError, match="ATT needs a binary treatment"):
+        pi.PrivateATT.from_formula("y ~ d | x + w", data, mechanism=mech)
+    data["d"] = np.random.default_rng(1).normal(size=len(data))
+    with pytest.raises(ex.DataMismatchError, match="looks continuous"):
+        pi.PrivateATE.from_formula("y ~ d | x + w", data, mechanism=mech)
+
+
+def test_fold_without_treated_units(data, mech):
+    data["d"] = 0
+    data.loc[:2, "d"] = 1
+    with pytest.raises(ex.FoldError, match="fewer than n_folds=5"):
+        pi.PrivateATE.from_formula("y ~ d | x + w", data, mechanism=mech, degree=1).fit(random_state=0)
+
+
+def test_mismatched_mechanism(data):
+    m = pi.AlphaIdentity(0.5, {"age": pi.reference.Uniform(0, 1)})
+    with pytest.raises(ex.MechanismMismatchError, match=r"\['age'\].*missing"):
+        pi.PrivateATE.from_formula("y ~ d | x + w", data, mechanism=m)
+
+
+def test_values_outside_reference_support(data):
+    m = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 0.5)})
+    with pytest.raises(ex.OutOfSupportError, match="outside the support"):
+        pi.PrivateATE.from_formula("y ~ d | x + w", data, mechanism=m)
+
+
+def test_non_separable_term(data, mech):
+    with pytest.raises(ex.NonSeparableTermError, match="mixes private variables"):
+        pi.PrivateATE.from_formula("y ~ d | I(x * w)", data, mechanism=mech)
+
+
+def test_bad_formula_and_options(data, mech):
+    with pytest.raises(ex.DataMismatchError, match="outcome ~ treatment | covariates"):
+        pi.PrivateATE.from_formula("y ~ d + x", data, mechanism=mech)
+    with pytest.raises(ValueError, match="riesz must be"):
+        pi.PrivateATE.from_formula("y ~ d | x", data, mechanism=mech, riesz="magic")
+    with pytest.raises(ValueError, match="'n_folds' parameter"):
+        pi.PrivateATE.from_formula("y ~ d | x", data, mechanism=mech, n_folds=1)
+    with pytest.raises(ValueError, match="'clip' parameter"):
+        pi.PrivateATE.from_formula("y ~ d | x", data, mechanism=mech, clip=0.7)
+    with pytest.raises(ValueError, match="'degree' parameter"):
+        pi.PrivateATE.from_formula("y ~ d | x", data, mechanism=mech, degree=True)
+
+
+def test_no_overlap_warns(mech):
+    rng = np.random.default_rng(2)
+    n = 3000
+    x = rng.uniform(0, 1, n)
+    d = (x > 0.5).astype(int)
+    d[rng.choice(n, 20, replace=False)] ^= 1
+    data = pd.DataFrame({"y": d + x + rng.normal(size=n), "d": d, "x": x})
+    with pytest.warns(pi.exceptions.OverlapWarning):
+        pi.PrivateATE.from_formula("y ~ d | x", data, mechanism=pi.AlphaIdentity(1.0, {"x": pi.reference.Uniform(0, 1)}),
+                                   riesz="propensity").fit(random_state=0)
+
+
+def test_missing_mechanism_description(data):
+    with pytest.raises(ex.MechanismMismatchError, match="carries no mechanism description"):
+        pi.PrivateATE.from_formula("y ~ d | x", data)
+
+
+def test_basis_larger_than_sample(mech):
+    rng = np.random.default_rng(0)
+    n = 60
+    data = pd.DataFrame({f"x{j}": rng.uniform(0, 1, n) for j in range(6)})
+    data["y"], data["d"] = rng.normal(size=n), np.arange(n) % 2
+    with pytest.raises(ex.DataMismatchError, match="series basis has"):
+        pi.PrivateATE(data, outcome="y", treatment="d", covariates=[f"x{j}" for j in range(6)],
+                      mechanism=pi.AlphaIdentity(0.5, {"x0": pi.reference.Uniform(0, 1)}), degree=3).fit()
