@@ -4,10 +4,14 @@ The pipeline runs one way: a mechanism (:class:`AlphaIdentity` with a public ref
 distribution) releases data; :mod:`privinfer.inversion` applies :math:`Q_X^{-1}`;
 :mod:`privinfer.nuisance` fits nuisances through it; :mod:`privinfer.models` builds
 cross-fitted one-step estimators; :mod:`privinfer.results` reports them. :mod:`privinfer.pml`
-and :mod:`privinfer.transport` are siblings of that pipeline.
+and :mod:`privinfer.transport` are siblings of that pipeline. :mod:`privinfer.plotting` is
+imported on first use (``pi.plotting``), so matplotlib is never imported with the package.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from privinfer import exceptions, inversion, pml
 from privinfer.mechanisms import AlphaIdentity, PrivacyGuarantees, reference
@@ -27,6 +31,20 @@ __all__ = [
     "__version__",
     "exceptions",
     "inversion",
+    "plotting",
     "pml",
     "reference",
 ]
+
+#: Submodules imported on first attribute access (they import optional dependencies).
+_LAZY_SUBMODULES = ("plotting",)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"privinfer.{name}")
+    raise AttributeError(f"module 'privinfer' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))

@@ -40,8 +40,23 @@ def _term_vars(term_variables: set[Any], columns: set[str]) -> set[str]:
 
 
 #: Names formulaic resolves itself (transforms), not data columns.
-_FORMULA_NAMES = {"C", "I", "center", "scale", "bs", "cr", "cc", "poly", "log", "exp", "np",
-                  "lag", "hashed", "contr", "standardize"}
+_FORMULA_NAMES = {
+    "C",
+    "I",
+    "center",
+    "scale",
+    "bs",
+    "cr",
+    "cc",
+    "poly",
+    "log",
+    "exp",
+    "np",
+    "lag",
+    "hashed",
+    "contr",
+    "standardize",
+}
 
 
 def cast_private_categoricals(data: pd.DataFrame, mechanism: AlphaIdentity) -> pd.DataFrame:
@@ -302,4 +317,4 @@ def check_public_columns(
             )
         numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
         if numeric and not np.all(np.isfinite(s.to_numpy(dtype=float))):
-                raise MissingValueError(f"{owner}: column {col!r} holds infinite values.")
+            raise MissingValueError(f"{owner}: column {col!r} holds infinite values.")

@@ -170,8 +170,8 @@ class PrivateResults:
     >>> rec = ResultsRecord("Demo", "y", pd.Series({"mean": 1.0}),
     ...                     np.array([[1.0], [-1.0]]), {"alpha": 1.0}, None, (),
     ...                     Diagnostics(), pd.DataFrame())
-    >>> round(float(PrivateResults(rec).bse["mean"]), 3)
-    0.5
+    >>> round(float(PrivateResults(rec).bse["mean"]), 3)  # sqrt(2) / 2
+    0.707
     """
 
     def __init__(self, record: ResultsRecord) -> None:

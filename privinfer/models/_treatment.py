@@ -130,7 +130,7 @@ class TreatmentModel:
         clip: float = 0.01,
         reference_level: Any = None,
         reference_size: int = 8192,
-        split_nuisances: bool = False,
+        split_nuisances: bool | None = None,
         formula: str | None = None,
     ) -> None:
         owner = self._name
@@ -152,6 +152,8 @@ class TreatmentModel:
         self.clip = check_in_interval(clip, "clip", owner, 0.0, 0.5, high_open=True)
         self.reference_size = check_int(reference_size, "reference_size", owner, 64)
         self.riesz = riesz
+        if split_nuisances is None:
+            split_nuisances = mechanism.alpha < 1.0 and self.n_folds >= 3
         if not isinstance(split_nuisances, bool):
             raise TypeError(f"{owner}: split_nuisances must be a bool; got {split_nuisances!r}.")
         if split_nuisances and self.n_folds < 3:
@@ -197,7 +199,7 @@ class TreatmentModel:
         clip: float = 0.01,
         reference_level: Any = None,
         reference_size: int = 8192,
-        split_nuisances: bool = False,
+        split_nuisances: bool | None = None,
     ) -> TreatmentModel:
         """Build the model from ``"y ~ d | x1 + x2 + C(g)"`` and released data."""
         parsed = parse_treatment_formula(formula, cls._name)
@@ -317,6 +319,7 @@ class TreatmentModel:
         )
         ref_frame = cast_private_categoricals(draw.frame, self.mechanism)
         U_ref = self.spec.private_design(ref_frame)
+
         def build(deg: int) -> PolynomialBasis:
             return PolynomialBasis.build(
                 deg,
@@ -475,6 +478,7 @@ class TreatmentModel:
         ]
         n_clipped = 0
         interp_err = 0.0
+        theta_w = None
         has_a = st.AA is not None
         noisy = alpha < 1.0
         m, R = ref.mean, ref.outer
@@ -523,7 +527,7 @@ class TreatmentModel:
             if self.split_nuisances:
                 # outcome and Riesz fits on disjoint training folds: their errors are
                 # independent, removing the own-noise product bias (double cross-fitting)
-                half = (F - 1 + 1) // 2
+                half = F // 2
                 fit_mu = fit_on((offsets >= 1) & (offsets <= half), f)
                 fit_rho = fit_on(offsets > half, f)
             else:
@@ -732,7 +736,9 @@ class TreatmentModel:
             nm: float(v)
             for nm, v in zip(riesz_names, first["riesz2"][: len(riesz_names)], strict=True)
         }
-        if any(v > _OVERLAP_LIMIT for v in r2m.values()):
+        if self.riesz == "propensity" and self._estimand == "att":
+            r2m["w (ATT)"] = float("nan")  # not computed on the propensity route
+        if any(v > _OVERLAP_LIMIT for v in r2m.values() if np.isfinite(v)):
             msg = (
                 f"{self._name}: the estimated Riesz second moments {r2m} exceed "
                 f"{_OVERLAP_LIMIT:g}: "

@@ -10,11 +10,17 @@ from scipy import stats
 
 import privinfer as pi
 from privinfer._validation import spawn_generators
-from privinfer.inversion import ReferenceMoments, invert, private_cross_moment, private_gram, private_mean
+from privinfer.inversion import (
+    ReferenceMoments,
+    invert,
+    private_cross_moment,
+    private_gram,
+    private_mean,
+)
 from privinfer.nuisance import PolynomialBasis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from _designs import FORMULAS, mechanism, simulate, truth  # noqa: E402
+from _designs import FORMULAS, mechanism, simulate, truth
 
 
 def _discrete_data(n=1500, seed=0):
@@ -25,15 +31,20 @@ def _discrete_data(n=1500, seed=0):
     d = (rng.random(n) < 1 / (1 + np.exp(-(0.3 * k - 0.5 * (g == "b") + 0.3 * w)))).astype(int)
     y = d * (1 + 0.2 * k) + k + (g == "c") + w + rng.normal(size=n)
     raw = pd.DataFrame({"y": y, "d": d, "g": g, "k": k.astype(float), "w": w})
-    mech = pi.AlphaIdentity(0.8, {"g": pi.reference.Categorical(["a", "b", "c"]), "k": stats.binom(4, 0.5)})
+    mech = pi.AlphaIdentity(
+        0.8, {"g": pi.reference.Categorical(["a", "b", "c"]), "k": stats.binom(4, 0.5)}
+    )
     return raw, mech
 
 
-def test_engine_matches_manual_one_step_with_loop_over_reference():
+@pytest.mark.parametrize("split", [False, True])
+def test_engine_matches_manual_one_step_with_loop_over_reference(split):
     """A plain re-implementation (public inversion helpers + an O(n M) loop) agrees."""
     raw, mech = _discrete_data(n=4000)
     released = mech.privatize(raw, random_state=1)
-    model = pi.PrivateATE.from_formula("y ~ d | C(g) + k + w", released, mechanism=mech, degree=1)
+    model = pi.PrivateATE.from_formula(
+        "y ~ d | C(g) + k + w", released, mechanism=mech, degree=1, split_nuisances=split
+    )
     res = model.fit(random_state=5)
     assert res.diagnostics.gram_repairs == ()  # so the oracle needs no repair step
     # rebuild the same reference draw, basis and folds
@@ -43,8 +54,15 @@ def test_engine_matches_manual_one_step_with_loop_over_reference():
     ref_frame = draw.frame.copy()
     ref_frame["g"] = pd.Categorical(ref_frame["g"], categories=["a", "b", "c"])
     U_ref = model.spec.private_design(ref_frame)
-    basis = PolynomialBasis.build(1, U_ref, draw.weights, model.U_pub, model.spec.private_groups,
-                                  model.spec.public_groups, model.spec.private_names + model.spec.public_names)
+    basis = PolynomialBasis.build(
+        1,
+        U_ref,
+        draw.weights,
+        model.U_pub,
+        model.spec.private_groups,
+        model.spec.public_groups,
+        model.spec.private_names + model.spec.public_names,
+    )
     ref = ReferenceMoments.from_features(basis.private_only(U_ref), draw.weights)
     d = released["d"].to_numpy()
     y = released["y"].to_numpy()
@@ -57,13 +75,17 @@ def test_engine_matches_manual_one_step_with_loop_over_reference():
     alpha = mech.alpha
     phi = np.zeros((d.size, 2))
     for f in range(5):
-        tr, te = folds != f, folds == f
-        e_phi = private_mean(P[tr], ref, alpha, A=A[tr])
+        te = folds == f
+        offset = (folds - f) % 5
+        tr_mu = (offset >= 1) & (offset <= 2) if split else offset >= 1
+        tr_rho = offset >= 3 if split else offset >= 1
+        e_phi = private_mean(P[tr_rho], ref, alpha, A=A[tr_rho])
         for k in (0, 1):
-            wk = (d[tr] == k).astype(float)
-            G = private_gram(P[tr], ref, alpha, A=A[tr], weights=wk)
-            c = private_cross_moment(P[tr], y[tr], ref, alpha, A=A[tr], weights=wk)
-            beta, theta = np.linalg.solve(G, c), np.linalg.solve(G, e_phi)
+            w_mu, w_rho = (d[tr_mu] == k).astype(float), (d[tr_rho] == k).astype(float)
+            G = private_gram(P[tr_mu], ref, alpha, A=A[tr_mu], weights=w_mu)
+            c = private_cross_moment(P[tr_mu], y[tr_mu], ref, alpha, A=A[tr_mu], weights=w_mu)
+            G_rho = private_gram(P[tr_rho], ref, alpha, A=A[tr_rho], weights=w_rho)
+            beta, theta = np.linalg.solve(G, c), np.linalg.solve(G_rho, e_phi)
             for i in np.flatnonzero(te):
                 phi_i = A[i] * P[i]
                 mu, rho = phi_i @ beta, (d[i] == k) * (phi_i @ theta)
@@ -81,18 +103,23 @@ def test_engine_matches_manual_one_step_with_loop_over_reference():
     assert res.diagnostics.reference_exact
 
 
-@pytest.mark.parametrize("design", ["mixed", "heterogeneous"])
-def test_small_seeded_monte_carlo_covers_and_is_unbiased(design):
+@pytest.mark.parametrize(
+    ("design", "estimand"), [("mixed", "ATE"), ("heterogeneous", "ATE"), ("heterogeneous", "ATT")]
+)
+def test_small_seeded_monte_carlo_covers_and_is_unbiased(design, estimand):
     """40 replications at n = 3000, alpha = 0.7: bias within 4 MC SE, coverage >= 80%."""
     rng = np.random.default_rng(2024)
     mech = mechanism(design, 0.7)
-    target = truth(design, "ATE", n_big=400_000)
+    model = {"ATE": pi.PrivateATE, "ATT": pi.PrivateATT}[estimand]
+    target = truth(design, estimand, n_big=400_000)
     est, se = [], []
     for _ in range(40):
         released = mech.privatize(simulate(design, 3000, rng), random_state=rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pi.exceptions.PrivinferWarning)
-            res = pi.PrivateATE.from_formula(FORMULAS[design], released, mechanism=mech).fit(random_state=rng)
+            res = model.from_formula(FORMULAS[design], released, mechanism=mech).fit(
+                random_state=rng
+            )
         est.append(res.params.iloc[0])
         se.append(res.bse.iloc[0])
     est, se = np.array(est), np.array(se)
@@ -111,9 +138,12 @@ def test_privatisation_without_inversion_would_be_biased():
     target = truth("heterogeneous", "ATE", n_big=400_000)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pi.exceptions.PrivinferWarning)
-        private = pi.PrivateATE.from_formula("y ~ d | x1 + x2", released, mechanism=mech).fit(random_state=1)
-        naive = pi.PrivateATE.from_formula("y ~ d | x1 + x2", released,
-                                           mechanism=mechanism("heterogeneous", 1.0)).fit(random_state=1)
+        private = pi.PrivateATE.from_formula("y ~ d | x1 + x2", released, mechanism=mech).fit(
+            random_state=1
+        )
+        naive = pi.PrivateATE.from_formula(
+            "y ~ d | x1 + x2", released, mechanism=mechanism("heterogeneous", 1.0)
+        ).fit(random_state=1)
     assert abs(private.params["ATE"] - target) < 3 * private.bse["ATE"]
     assert abs(naive.params["ATE"] - target) > 4 * naive.bse["ATE"]
 
@@ -121,9 +151,12 @@ def test_privatisation_without_inversion_would_be_biased():
 def test_formula_and_array_constructors_agree_and_results_pickle_without_private_values():
     raw, mech = _discrete_data(800, seed=3)
     released = mech.privatize(raw, random_state=2)
-    a = pi.PrivateATE.from_formula("y ~ d | C(g) + k + w", released, mechanism=mech).fit(random_state=0)
-    b = pi.PrivateATE(released, outcome="y", treatment="d", covariates=["C(g)", "k", "w"],
-                      mechanism=mech).fit(random_state=0)
+    a = pi.PrivateATE.from_formula("y ~ d | C(g) + k + w", released, mechanism=mech).fit(
+        random_state=0
+    )
+    b = pi.PrivateATE(
+        released, outcome="y", treatment="d", covariates=["C(g)", "k", "w"], mechanism=mech
+    ).fit(random_state=0)
     pd.testing.assert_series_equal(a.params, b.params)
     blob = pickle.dumps(a)
     back = pickle.loads(blob)
@@ -144,11 +177,15 @@ def test_potential_outcome_means_and_multivalued_treatment():
     raw = pd.DataFrame({"y": y, "d": d, "x": x})
     mech = pi.AlphaIdentity(0.8, {"x": pi.reference.Uniform(-1, 1)})
     released = mech.privatize(raw, random_state=1)
-    ate = pi.PrivateATE.from_formula("y ~ d | x", released, mechanism=mech, reference_level="ctl").fit(random_state=2)
+    ate = pi.PrivateATE.from_formula(
+        "y ~ d | x", released, mechanism=mech, reference_level="ctl"
+    ).fit(random_state=2)
     assert list(ate.params.index) == ["ATE[high vs ctl]", "ATE[low vs ctl]"]
     for name, truth_value in zip(ate.params.index, [2.0, 1.0], strict=True):
         assert abs(ate.params[name] - truth_value) < 4 * ate.bse[name]
-    pom = pi.PrivatePOM.from_formula("y ~ d | x", released, mechanism=mech, reference_level="ctl").fit(random_state=2)
+    pom = pi.PrivatePOM.from_formula(
+        "y ~ d | x", released, mechanism=mech, reference_level="ctl"
+    ).fit(random_state=2)
     diff = pom.params["E[Y(high)]"] - pom.params["E[Y(ctl)]"]
     assert diff == pytest.approx(ate.params["ATE[high vs ctl]"], rel=1e-10)
     assert pom.cov.shape == (3, 3)
@@ -156,8 +193,9 @@ def test_potential_outcome_means_and_multivalued_treatment():
 
 def test_summary_has_privacy_block_and_conf_int_is_significance_level():
     raw, mech = _discrete_data(1000)
-    res = pi.PrivateATT.from_formula("y ~ d | C(g) + k + w", mech.privatize(raw, random_state=1),
-                                     mechanism=mech).fit(random_state=0)
+    res = pi.PrivateATT.from_formula(
+        "y ~ d | C(g) + k + w", mech.privatize(raw, random_state=1), mechanism=mech
+    ).fit(random_state=0)
     text = str(res.summary())
     assert "Keep prob. (alpha)" in text and "PrivateATT" in text and "LDP eps" in text
     assert res.summary().as_latex().startswith("\\begin")
@@ -170,12 +208,16 @@ def test_summary_has_privacy_block_and_conf_int_is_significance_level():
 def test_repeated_splits_aggregate_by_median():
     raw, mech = _discrete_data(1200)
     released = mech.privatize(raw, random_state=1)
-    res = pi.PrivateATE.from_formula("y ~ d | C(g) + k + w", released, mechanism=mech, n_rep=3).fit(random_state=0)
+    res = pi.PrivateATE.from_formula("y ~ d | C(g) + k + w", released, mechanism=mech, n_rep=3).fit(
+        random_state=0
+    )
     assert res.rep_params.shape == (3, 1)
     assert res.params["ATE"] == pytest.approx(np.median(res.rep_params["ATE"]))
     assert res.diagnostics.rep_spread["ATE"] >= 0
     # a repetition is unchanged when more are added (independent child streams)
-    res5 = pi.PrivateATE.from_formula("y ~ d | C(g) + k + w", released, mechanism=mech, n_rep=5).fit(random_state=0)
+    res5 = pi.PrivateATE.from_formula(
+        "y ~ d | C(g) + k + w", released, mechanism=mech, n_rep=5
+    ).fit(random_state=0)
     np.testing.assert_allclose(res5.rep_params["ATE"].iloc[:3], res.rep_params["ATE"], rtol=1e-12)
     assert res5.rep_params["ATE"].iloc[0] != res5.rep_params["ATE"].iloc[1]
 
@@ -185,11 +227,20 @@ def test_indefinite_gram_is_repaired_warned_and_recorded():
     n = 600
     x = rng.uniform(-1, 1, (n, 3))
     d = rng.integers(0, 2, n)
-    raw = pd.DataFrame({"y": d + x.sum(axis=1) + rng.normal(size=n), "d": d,
-                        "x1": x[:, 0], "x2": x[:, 1], "x3": x[:, 2]})
+    raw = pd.DataFrame(
+        {
+            "y": d + x.sum(axis=1) + rng.normal(size=n),
+            "d": d,
+            "x1": x[:, 0],
+            "x2": x[:, 1],
+            "x3": x[:, 2],
+        }
+    )
     mech = pi.AlphaIdentity(0.15, {f"x{j}": pi.reference.Uniform(-1, 1) for j in (1, 2, 3)})
     released = mech.privatize(raw, random_state=3)
     with pytest.warns(pi.exceptions.IndefiniteGramWarning, match="indefinite"):
-        res = pi.PrivateATE.from_formula("y ~ d | x1 + x2 + x3", released, mechanism=mech, degree=2).fit(random_state=1)
+        res = pi.PrivateATE.from_formula(
+            "y ~ d | x1 + x2 + x3", released, mechanism=mech, degree=2
+        ).fit(random_state=1)
     assert any(g.min_eigenvalue < 0 for g in res.diagnostics.gram_repairs)
     assert "floored" in str(res.summary())

@@ -1,0 +1,614 @@
+r"""Plots of private estimates, overlap, privacy trade-offs and synthetic measures.
+
+Every function draws on a matplotlib ``Axes`` (a new figure when ``ax`` is None) and
+returns it; none calls ``show``. matplotlib is imported inside the functions only, so
+``import privinfer`` never imports it (``pip install privinfer[plot]``).
+
+Nothing here needs raw private values: :func:`overlap_plot` deconvolves the *released*
+covariates by arm through :math:`Q_X^{-1}` (:func:`private_histogram`), and the other
+plots draw estimates, standard errors and published measures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privinfer._typing import RandomStateLike
+from privinfer._validation import check_in_interval, check_int
+from privinfer.exceptions import DataMismatchError
+from privinfer.inversion import invert
+from privinfer.mechanisms import AlphaIdentity
+from privinfer.mechanisms.reference import Categorical
+
+__all__ = [
+    "err_vs_noise_plot",
+    "forest_plot",
+    "overlap_plot",
+    "privacy_tradeoff_plot",
+    "private_histogram",
+    "privtree_plot",
+    "results_frame",
+]
+
+_FRAME_COLUMNS = ("label", "estimate", "lower", "upper")
+
+
+def _import_pyplot() -> Any:
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - exercised only without matplotlib
+        raise ImportError(
+            "privinfer.plotting needs matplotlib; install it with "
+            "`pip install privinfer[plot]`."
+        ) from exc
+    return plt
+
+
+def _axes(ax: Any) -> Any:
+    if ax is None:
+        _, ax = _import_pyplot().subplots()
+    return ax
+
+
+def results_frame(
+    results: Mapping[str, Any] | Sequence[tuple[str, Any]], *, alpha: float = 0.05
+) -> pd.DataFrame:
+    """Tidy table of estimates and intervals from several fitted results.
+
+    One row per (label, parameter). Use it to tabulate fits across keep probabilities or
+    models before plotting them with :func:`forest_plot`. O(number of parameters).
+
+    Parameters
+    ----------
+    results : mapping or sequence of (label, results)
+        Fitted objects with ``params``, ``bse`` (or ``std_errors``) and
+        ``conf_int(alpha)``, e.g. :class:`~privinfer.results.PrivateResults`.
+    alpha : float, default=0.05
+        Significance level of the intervals (not the mechanism's keep probability).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``label``, ``param``, ``estimate``, ``std err``, ``lower``, ``upper``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from privinfer.results import Diagnostics, PrivateResults, ResultsRecord
+    >>> rec = ResultsRecord("Demo", "y", pd.Series({"mean": 1.0}),
+    ...                     np.array([[1.0], [-1.0]]), {"alpha": 1.0}, None, (),
+    ...                     Diagnostics(), pd.DataFrame())
+    >>> results_frame({"demo": PrivateResults(rec)})[["label", "param", "estimate"]]
+      label param  estimate
+    0  demo  mean       1.0
+    """
+    items = list(results.items()) if isinstance(results, Mapping) else list(results)
+    rows = []
+    for label, res in items:
+        ci = res.conf_int(alpha)
+        bse = res.bse if hasattr(res, "bse") else res.std_errors
+        for name, value in res.params.items():
+            rows.append(
+                {
+                    "label": str(label),
+                    "param": str(name),
+                    "estimate": float(value),
+                    "std err": float(bse[name]),
+                    "lower": float(ci.loc[name, "lower"]),
+                    "upper": float(ci.loc[name, "upper"]),
+                }
+            )
+    return pd.DataFrame(rows, columns=["label", "param", "estimate", "std err", "lower", "upper"])
+
+
+def forest_plot(
+    results: Any,
+    *,
+    alpha: float = 0.05,
+    reference: float | Mapping[str, float] | None = None,
+    ax: Any = None,
+    title: str | None = None,
+) -> Any:
+    """Forest plot: point estimates and confidence intervals, one row per fit.
+
+    Use it to compare private fits across keep probabilities or models with the
+    non-private answer or a benchmark (vertical reference lines).
+
+    Parameters
+    ----------
+    results : mapping, sequence of (label, results), or DataFrame
+        Fitted results (see :func:`results_frame`), or a frame with columns ``label``,
+        ``estimate``, ``lower`` and ``upper`` (``param`` optional).
+    alpha : float, default=0.05
+        Significance level of the intervals when ``results`` are fitted objects.
+    reference : float or mapping of str to float, optional
+        Vertical reference lines, e.g. ``{"experimental benchmark": 1.79}``.
+    ax : matplotlib Axes, optional
+        Axes to draw on; a new figure when None.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib Axes
+
+    Raises
+    ------
+    DataMismatchError
+        A frame without the required columns, or nothing to plot.
+
+    See Also
+    --------
+    results_frame : the table this plot draws.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"label": ["alpha=1", "alpha=0.5"], "estimate": [1.0, 1.2],
+    ...                       "lower": [0.8, 0.7], "upper": [1.2, 1.7]})
+    >>> ax = forest_plot(frame, reference={"truth": 1.0})
+    >>> len(ax.get_yticks())
+    2
+    """
+    if isinstance(results, pd.DataFrame):
+        frame = results.copy()
+        missing = [c for c in _FRAME_COLUMNS if c not in frame.columns]
+        if missing:
+            raise DataMismatchError(
+                f"forest_plot: the frame lacks column(s) {missing!r}; it needs "
+                f"{list(_FRAME_COLUMNS)!r} (and optionally 'param')."
+            )
+    else:
+        frame = results_frame(results, alpha=alpha)
+    if frame.empty:
+        raise DataMismatchError("forest_plot: there is nothing to plot (no estimates).")
+    if "param" in frame.columns and frame["param"].nunique() > 1:
+        labels = [f"{a}: {b}" for a, b in zip(frame["label"], frame["param"], strict=True)]
+    else:
+        labels = [str(a) for a in frame["label"]]
+    ax = _axes(ax)
+    pos = np.arange(len(frame))[::-1]
+    est = frame["estimate"].to_numpy(dtype=float)
+    lo = frame["lower"].to_numpy(dtype=float)
+    hi = frame["upper"].to_numpy(dtype=float)
+    ax.errorbar(est, pos, xerr=np.vstack([est - lo, hi - est]), fmt="o", color="k",
+                ecolor="0.3", capsize=3)
+    if reference is not None:
+        refs = {"reference": reference} if not isinstance(reference, Mapping) else reference
+        colors = ("tab:red", "tab:blue", "tab:green", "tab:orange", "tab:purple")
+        for i, (name, value) in enumerate(refs.items()):
+            ax.axvline(float(value), color=colors[i % len(colors)], linestyle="--",
+                       linewidth=1, label=str(name))
+        ax.legend(loc="best", fontsize="small")
+    ax.set_yticks(pos)
+    ax.set_yticklabels(labels)
+    ax.set_xlabel(f"estimate with {100 * (1 - alpha):g}% CI")
+    if title is not None:
+        ax.set_title(title)
+    return ax
+
+
+def private_histogram(
+    released: pd.DataFrame,
+    column: str,
+    *,
+    mechanism: AlphaIdentity | None = None,
+    by: str | None = None,
+    bins: int | Sequence[float] = 20,
+    reference_size: int = 8192,
+    random_state: RandomStateLike = None,
+) -> pd.DataFrame:
+    r"""Unbiased histogram of a private covariate's *true* distribution, from released data.
+
+    The mass of a bin :math:`B` is :math:`E[1\{X \in B\}]`; averaging
+    :math:`Q_X^{-1}1_B = (1\{Z\in B\} - (1-\alpha)\bar Q(B))/\alpha` over the released
+    rows (of one arm of a public column ``by``) estimates it without bias. The estimates
+    can be negative in sparsely populated bins: that is sampling noise, not an error.
+    O(n + M) for M reference points.
+
+    Parameters
+    ----------
+    released : DataFrame
+        Released data (the output of ``mechanism.privatize``).
+    column : str
+        A private column of the mechanism.
+    mechanism : AlphaIdentity, optional
+        Defaults to the description carried by ``released.attrs``.
+    by : str, optional
+        A public column (e.g. the treatment) to condition on.
+    bins : int or sequence of float, default=20
+        Number of equal bins over the reference support, or bin edges (continuous
+        columns); ignored for categorical columns, which use the public levels.
+    reference_size : int, default=8192
+        Reference points for :math:`\bar Q(B)` when it is not known exactly.
+    random_state : int, SeedSequence, Generator or None, default=None
+        Seeds the reference sample (numerical integration, not privacy noise).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``group``, ``bin`` (level or left edge), ``right`` (right edge, NaN for
+        levels), ``mass`` (the private estimate) and ``released`` (raw released share).
+
+    Raises
+    ------
+    DataMismatchError
+        ``column`` is not private, or ``by`` is private or missing.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, privinfer as pi
+    >>> raw = pd.DataFrame({"x": np.random.default_rng(0).beta(2, 5, 4000)})
+    >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
+    >>> h = private_histogram(mech.privatize(raw, random_state=1), "x", mechanism=mech,
+    ...                       bins=4, random_state=0)
+    >>> round(float(h["mass"].sum()), 6)
+    1.0
+    """
+    owner = "private_histogram"
+    if mechanism is None:
+        mechanism = AlphaIdentity.from_released(released)
+    if column not in mechanism.private_columns:
+        raise DataMismatchError(
+            f"{owner}: {column!r} is not a private column of the mechanism (private: "
+            f"{list(mechanism.private_columns)!r}); plot public columns directly."
+        )
+    if column not in released.columns:
+        raise DataMismatchError(f"{owner}: column {column!r} is not in the released data.")
+    if by is not None and (by in mechanism.private_columns or by not in released.columns):
+        raise DataMismatchError(
+            f"{owner}: by={by!r} must be a public column of the released data."
+        )
+    reference_size = check_int(reference_size, "reference_size", owner, 64)
+    comp = next(c for cols, c in mechanism.reference.parts if column in cols)
+    draw = mechanism.reference.draw_for_moments(reference_size, random_state=random_state)
+    ref_vals = draw.frame[column]
+    z = released[column]
+    if isinstance(comp, Categorical):
+        levels = list(comp.levels)
+        ref_mass = np.array([draw.weights[(ref_vals == lv).to_numpy()].sum() for lv in levels])
+
+        def indicator(vals: pd.Series) -> np.ndarray:
+            return np.column_stack([(vals == lv).to_numpy(dtype=float) for lv in levels])
+
+        left: list[Any] = levels
+        right = np.full(len(levels), np.nan)
+    else:
+        rv = ref_vals.to_numpy(dtype=float)
+        if np.ndim(bins) == 0:
+            k = check_int(bins, "bins", owner, 1)
+            zv = z.to_numpy(dtype=float)
+            lo = float(min(rv.min(), zv.min()))
+            hi = float(max(rv.max(), zv.max()))
+            edges = np.linspace(lo, hi, k + 1)
+        else:
+            edges = np.asarray(bins, dtype=float)
+            if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
+                raise DataMismatchError(f"{owner}: bins must be increasing edges; got {bins!r}.")
+
+        def indicator(vals: pd.Series) -> np.ndarray:
+            v = vals.to_numpy(dtype=float)
+            idx = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, edges.size - 2)
+            inside = (v >= edges[0]) & (v <= edges[-1])
+            out = np.zeros((v.size, edges.size - 1))
+            out[np.flatnonzero(inside), idx[inside]] = 1.0
+            return out
+
+        ref_mass = draw.weights @ indicator(ref_vals)
+        left = list(edges[:-1])
+        right = edges[1:]
+    groups = [(None, np.ones(len(released), dtype=bool))]
+    if by is not None:
+        groups = [(g, (released[by] == g).to_numpy()) for g in sorted(pd.unique(released[by]))]
+    frames = []
+    for g, sel in groups:
+        ind = indicator(z[sel])
+        share = ind.mean(axis=0)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "group": g if g is not None else "all",
+                    "bin": left,
+                    "right": right,
+                    "mass": invert(share, ref_mass, mechanism.alpha),
+                    "released": share,
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def overlap_plot(
+    released: pd.DataFrame,
+    treatment: str,
+    column: str,
+    *,
+    mechanism: AlphaIdentity | None = None,
+    bins: int | Sequence[float] = 20,
+    reference_size: int = 8192,
+    random_state: RandomStateLike = None,
+    show_released: bool = False,
+    ax: Any = None,
+) -> Any:
+    r"""Overlap check: the deconvolved distribution of a private covariate in each arm.
+
+    Draws :func:`private_histogram` of ``column`` by the (public) ``treatment``, as
+    densities for continuous columns and probabilities for categorical ones. Arms whose
+    estimated distributions barely overlap signal weak overlap, which shows up as large
+    Riesz representer moments in ``res.diagnostics.riesz_second_moment``. Only released
+    values are used.
+
+    Parameters
+    ----------
+    released : DataFrame
+        Released data.
+    treatment : str
+        Public treatment column.
+    column : str
+        Private covariate.
+    mechanism : AlphaIdentity, optional
+        Defaults to the description carried by ``released.attrs``.
+    bins : int or sequence of float, default=20
+    reference_size : int, default=8192
+    random_state : int, SeedSequence, Generator or None, default=None
+        Seeds the reference sample.
+    show_released : bool, default=False
+        Also draw the raw released shares (dashed), which mix in :math:`\bar Q`.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib Axes
+
+    See Also
+    --------
+    private_histogram : the estimates drawn.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np, pandas as pd, privinfer as pi
+    >>> rng = np.random.default_rng(0)
+    >>> raw = pd.DataFrame({"x": rng.uniform(0, 1, 2000), "d": rng.integers(0, 2, 2000)})
+    >>> mech = pi.AlphaIdentity(0.6, {"x": pi.reference.Uniform(0, 1)})
+    >>> ax = overlap_plot(mech.privatize(raw, random_state=1), "d", "x", mechanism=mech,
+    ...                   bins=5, random_state=0)
+    >>> ax.get_xlabel()
+    'x'
+    """
+    hist = private_histogram(
+        released, column, mechanism=mechanism, by=treatment, bins=bins,
+        reference_size=reference_size, random_state=random_state,
+    )
+    ax = _axes(ax)
+    categorical = hist["right"].isna().all()
+    groups = list(pd.unique(hist["group"]))
+    for j, g in enumerate(groups):
+        part = hist[hist["group"] == g]
+        color = f"C{j}"
+        if categorical:
+            x = np.arange(len(part)) + (j - (len(groups) - 1) / 2) * 0.8 / len(groups)
+            ax.bar(x, part["mass"], width=0.8 / len(groups), color=color, alpha=0.7,
+                   label=f"{treatment} = {g}")
+            if show_released:
+                ax.plot(x, part["released"], "o", color=color, mfc="none")
+        else:
+            left = part["bin"].to_numpy(dtype=float)
+            width = part["right"].to_numpy(dtype=float) - left
+            dens = part["mass"].to_numpy() / width
+            edges = np.append(left, left[-1] + width[-1])
+            ax.stairs(dens, edges, color=color, linewidth=1.5, label=f"{treatment} = {g}")
+            if show_released:
+                ax.stairs(part["released"].to_numpy() / width, edges, color=color,
+                          linestyle="--", linewidth=1)
+    if categorical:
+        levels = list(hist[hist["group"] == groups[0]]["bin"])
+        ax.set_xticks(np.arange(len(levels)))
+        ax.set_xticklabels([str(v) for v in levels])
+        ax.set_ylabel("private estimate of P(level | arm)")
+    else:
+        ax.set_ylabel("private density estimate by arm")
+    ax.axhline(0.0, color="0.6", linewidth=0.5)
+    ax.set_xlabel(column)
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def privacy_tradeoff_plot(
+    results_by_alpha: Mapping[float, Any],
+    *,
+    param: str | None = None,
+    guide: bool = True,
+    ax: Any = None,
+) -> Any:
+    r"""Standard error against the keep probability alpha (the TV privacy level).
+
+    Smaller alpha is more private and noisier. With ``guide=True`` the curve
+    :math:`\mathrm{SE}(1)/\alpha` is drawn for comparison: the worst-case growth of the
+    standard error under the alpha-identity (DESIGN.md §7).
+
+    Parameters
+    ----------
+    results_by_alpha : mapping of float to results
+        Fits of the same model on data released at each alpha.
+    param : str, optional
+        Parameter to show (default: the first).
+    guide : bool, default=True
+        Draw :math:`\mathrm{SE}(\alpha_{\max})\,\alpha_{\max}/\alpha`.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib Axes
+
+    Raises
+    ------
+    DataMismatchError
+        Empty input or an alpha outside (0, 1].
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> class Fit:
+    ...     def __init__(self, se):
+    ...         self.params, self.bse = pd.Series({"ATE": 1.0}), pd.Series({"ATE": se})
+    >>> ax = privacy_tradeoff_plot({1.0: Fit(0.1), 0.5: Fit(0.25)})
+    >>> ax.get_xlabel()
+    'keep probability alpha (= TV privacy level)'
+    """
+    if not results_by_alpha:
+        raise DataMismatchError("privacy_tradeoff_plot: no results given.")
+    alphas = np.array(
+        [check_in_interval(a, "alpha", "privacy_tradeoff_plot", 0.0, 1.0, low_open=True)
+         for a in results_by_alpha]
+    )
+    fits = list(results_by_alpha.values())
+    name = param if param is not None else str(fits[0].params.index[0])
+    se = np.array([float(f.bse[name]) for f in fits])
+    order = np.argsort(alphas)
+    alphas, se = alphas[order], se[order]
+    ax = _axes(ax)
+    ax.plot(alphas, se, "o-", color="k", label=f"SE of {name}")
+    if guide:
+        grid = np.linspace(alphas.min(), alphas.max(), 100)
+        ax.plot(grid, se[-1] * alphas[-1] / grid, "--", color="tab:red",
+                label=r"SE($\alpha_{max}$) $\alpha_{max}/\alpha$")
+    ax.set_xlabel("keep probability alpha (= TV privacy level)")
+    ax.set_ylabel("standard error")
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def privtree_plot(
+    measure: Any,
+    data: Any = None,
+    *,
+    ax: Any = None,
+    cmap: str = "viridis",
+    max_points: int = 2000,
+) -> Any:
+    """Draw a synthetic measure's cells (d = 1 or 2), optionally over the data.
+
+    Shades each leaf cell by mass density (:meth:`SyntheticMeasure.plot
+    <privinfer.transport.SyntheticMeasure.plot>`) and, for d = 2, scatters up to
+    ``max_points`` rows of ``data`` on top. Only the data holder can draw the data.
+
+    Parameters
+    ----------
+    measure : SyntheticMeasure
+        E.g. ``PrivTreeSynthesizer(...).fit(X).measure_``.
+    data : array-like of shape (n_obs, d), optional
+    ax : matplotlib Axes, optional
+    cmap : str, default="viridis"
+    max_points : int, default=2000
+        Largest number of data rows drawn (a deterministic thinning).
+
+    Returns
+    -------
+    matplotlib Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from privinfer.transport import PrivTreeSynthesizer
+    >>> x = np.random.default_rng(0).uniform(size=(500, 2))
+    >>> nu = PrivTreeSynthesizer(1.0, [(0, 1), (0, 1)], random_state=0).fit(x).measure_
+    >>> ax = privtree_plot(nu, x)
+    >>> ax.get_xlabel()
+    'x0'
+    """
+    ax = measure.plot(ax=_axes(ax), cmap=cmap)
+    if data is not None and measure.dim == 2:
+        pts = np.asarray(data, dtype=float)
+        step = max(1, int(np.ceil(pts.shape[0] / check_int(max_points, "max_points",
+                                                            "privtree_plot", 1))))
+        pts = pts[::step]
+        ax.scatter(pts[:, 0], pts[:, 1], s=2, c="w", alpha=0.6, linewidths=0)
+    return ax
+
+
+def err_vs_noise_plot(
+    frame: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    group: str | None = None,
+    band: str | None = None,
+    logx: bool = False,
+    logy: bool = False,
+    ax: Any = None,
+) -> Any:
+    """Error (or any statistic) against a noise or privacy level, one line per group.
+
+    For Monte Carlo summaries such as the W1 error of PrivTree against eps, or the error
+    of the DPOT cost against sigma. ``band`` names a column with a half-width (e.g. a
+    Monte Carlo standard error) drawn as a shaded band.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    x, y : str
+        Columns for the horizontal and vertical axes.
+    group : str, optional
+        Column whose values give separate lines.
+    band : str, optional
+        Column with the half-width of a band around ``y``.
+    logx, logy : bool, default=False
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib Axes
+
+    Raises
+    ------
+    DataMismatchError
+        A named column is missing.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"eps": [0.5, 1, 2], "W1": [0.2, 0.1, 0.05], "se": [0.02] * 3})
+    >>> ax = err_vs_noise_plot(f, x="eps", y="W1", band="se", logx=True)
+    >>> ax.get_ylabel()
+    'W1'
+    """
+    needed = [c for c in (x, y, group, band) if c is not None]
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        raise DataMismatchError(
+            f"err_vs_noise_plot: column(s) {missing!r} not in the frame "
+            f"(columns: {list(frame.columns)!r})."
+        )
+    ax = _axes(ax)
+    parts = [(None, frame)] if group is None else list(frame.groupby(group, sort=True))
+    for j, (g, part) in enumerate(parts):
+        part = part.sort_values(x)
+        xv = part[x].to_numpy(dtype=float)
+        yv = part[y].to_numpy(dtype=float)
+        label = None if g is None else f"{group} = {g}"
+        ax.plot(xv, yv, "o-", color=f"C{j}", label=label)
+        if band is not None:
+            h = part[band].to_numpy(dtype=float)
+            ax.fill_between(xv, yv - h, yv + h, color=f"C{j}", alpha=0.2)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    if group is not None:
+        ax.legend(loc="best", fontsize="small")
+    return ax
