@@ -48,9 +48,8 @@ def _demo(args: argparse.Namespace) -> int:
     released = mech.privatize(raw, random_state=args.seed + 1)
     kept = float((released["age"] == raw["age"]).mean())
     print(f"privinfer {pi.__version__} demo: n = {args.n}, simulated job-training data")
-    print(
-        f"(population ATE = 1.0; sample ATT = {np.mean(1 + 0.5 * (raw.age[raw.d == 1] - 41.5) / 15):.3f})\n"
-    )
+    att = np.mean(1 + 0.5 * (raw.age[raw.d == 1] - 41.5) / 15)
+    print(f"(population ATE = 1.0; sample ATT = {att:.3f})\n")
     print(mech.guarantees())
     print(f"  share of rows released unchanged: {kept:.3f} (expected {args.alpha:g})\n")
     formula = "y ~ d | age + income + C(educ) + urban"
