@@ -6,7 +6,7 @@ import privinfer
 
 project = "privinfer"
 author = "privinfer developers"
-copyright = "2025, privinfer developers"  # noqa: A001
+copyright = "2025, privinfer developers"
 version = release = privinfer.__version__
 
 extensions = [

@@ -8,7 +8,9 @@ same event is recorded in the ``diagnostics`` of the results object it concerns.
 from __future__ import annotations
 
 __all__ = [
+    "BasisSizeError",
     "DataMismatchError",
+    "DensityFloorWarning",
     "FoldError",
     "IndefiniteGramWarning",
     "MassConditionError",
@@ -135,4 +137,20 @@ class ProblemSizeError(PrivinferError, ValueError):
 
     The message states the size, the limit and the documented alternative (for example
     a tree-metric bound instead of an exact transport problem).
+    """
+
+
+class BasisSizeError(PrivinferError, ValueError):
+    """A series basis has too many functions for the rows it is fitted on.
+
+    A (private) Gram matrix of ``J`` basis functions estimated from ``n <= J`` rows is
+    singular before any privatisation; lower the degree or the number of knots.
+    """
+
+
+class DensityFloorWarning(PrivinferWarning):
+    """A deconvolved kernel denominator fell below its floor (non-positive density).
+
+    The private kernel fit floored (or trimmed) its prediction at those points; the
+    count is recorded in the fit's diagnostics.
     """

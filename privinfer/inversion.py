@@ -85,6 +85,12 @@ class ReferenceMoments:
         exact enumeration); their spread measures the quasi-Monte Carlo error.
     n_points : int
         Size of the reference sample.
+
+    Examples
+    --------
+    >>> ref = ReferenceMoments.from_features(np.array([[1.0], [3.0]]), np.array([0.5, 0.5]))
+    >>> ref.mean.tolist(), ref.outer.round(12).tolist(), ref.exact
+    ([2.0], [[5.0]], True)
     """
 
     mean: FloatArray
@@ -227,8 +233,8 @@ def private_gram(
     Examples
     --------
     >>> ref = ReferenceMoments.from_features(np.array([[0.0], [2.0]]), np.array([0.5, 0.5]))
-    >>> private_gram(np.array([[1.0]]), ref, 0.5).tolist()
-    [[-1.0]]
+    >>> private_gram(np.array([[3.0]]), ref, 0.5).round(12).tolist()  # (9 - 0.5 * 2) / 0.5
+    [[16.0]]
     """
     n = P.shape[0]
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
@@ -256,6 +262,13 @@ def qbar_linear(coef: FloatArray, ref_mean: FloatArray, A: FloatArray | None = N
     r"""Row-wise :math:`\bar Q[\beta'\varphi](v_i) = \sum_j \beta_j a_j(v_i) E_{\bar Q}p_j`.
 
     Returns a scalar (as a 0-d array) when ``A`` is ``None``.
+
+    Examples
+    --------
+    >>> float(qbar_linear(np.array([1.0, 2.0]), np.array([0.5, 0.25])))
+    1.0
+    >>> qbar_linear(np.array([1.0, 2.0]), np.array([0.5, 0.25]), A=np.eye(2)).tolist()
+    [0.5, 0.5]
     """
     bm = np.asarray(coef) * ref_mean
     return np.asarray(bm.sum()) if A is None else A @ bm
@@ -269,6 +282,11 @@ def qbar_quadratic(
     :math:`\bar Q[(\theta'\varphi)(\beta'\varphi)](v_i) = a_i'((\theta\beta')\circ R)a_i`.
 
     ``R`` is :math:`E_{\bar Q}[p p']`; cost O(n J^2). Returns a scalar when ``A`` is None.
+
+    Examples
+    --------
+    >>> float(qbar_quadratic(np.array([1.0]), np.array([2.0]), np.array([[3.0]])))
+    6.0
     """
     S = np.outer(theta, beta) * ref_outer
     if A is None:

@@ -138,7 +138,7 @@ def alpha_identity_guarantees(
     Examples
     --------
     >>> g = alpha_identity_guarantees(0.5, np.full(4, 0.25), c=0.1)
-    >>> round(g.ldp_eps, 6) == round(np.log(5.0), 6)
+    >>> bool(round(g.ldp_eps, 6) == round(np.log(5.0), 6))
     True
     """
     if qbar is None:

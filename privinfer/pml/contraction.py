@@ -186,7 +186,7 @@ def dobrushin(K: ArrayLike) -> float:
 
     Measures how much the kernel contracts total variation in the worst case; compare
     it with :func:`eta_tv` at :math:`\varepsilon = ` ``pml_epsilon(K, c)``. Cost
-    O(N^2 |Y|) time, O(256 N |Y|) memory.
+    O(N^2 #Y) time, O(256 N #Y) memory.
 
     Parameters
     ----------
@@ -227,7 +227,7 @@ def eta_gamma(K: ArrayLike, gamma: float) -> float:
     r"""Hockey-stick (:math:`E_\gamma`) contraction coefficient of a discrete kernel.
 
     For :math:`\gamma = e^\alpha` it is the smallest :math:`\delta` for which K is
-    :math:`(\alpha,\delta)`-LDP (Asoodeh et al., cited in seed 001 §II-C1). O(N^2 |Y|).
+    :math:`(\alpha,\delta)`-LDP (Asoodeh et al., cited in seed 001 §II-C1). O(N^2 #Y).
 
     Parameters
     ----------

@@ -220,7 +220,7 @@ def kernel_ldp_epsilon(K: ArrayLike) -> float:
 def kernel_ldp_delta(K: ArrayLike, alpha: float) -> float:
     r"""Smallest :math:`\delta` with the discrete kernel K :math:`(\alpha,\delta)`-LDP.
 
-    Equal to the hockey-stick contraction :math:`\eta_{e^\alpha}(K)`. O(N^2 |Y|).
+    Equal to the hockey-stick contraction :math:`\eta_{e^\alpha}(K)`. O(N^2 #Y).
 
     Parameters
     ----------

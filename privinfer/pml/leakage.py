@@ -38,7 +38,29 @@ def d_c(c: float, measure: float) -> float:
 
 
 def check_stochastic_matrix(K: ArrayLike, owner: str) -> FloatArray:
-    """Validate a row-stochastic matrix (rows: inputs x, columns: outputs y)."""
+    """Validate a row-stochastic matrix (rows: inputs x, columns: outputs y).
+
+    Parameters
+    ----------
+    K : array-like of shape (n_inputs, n_outputs)
+        Non-negative entries, rows summing to one.
+    owner : str
+        Name of the caller, quoted in error messages.
+
+    Returns
+    -------
+    ndarray of shape (n_inputs, n_outputs)
+
+    Raises
+    ------
+    ValueError
+        Not 2-D, a negative or non-finite entry, or a row not summing to one.
+
+    Examples
+    --------
+    >>> check_stochastic_matrix([[0.75, 0.25], [0.5, 0.5]], "demo").shape
+    (2, 2)
+    """
     arr = np.asarray(K, dtype=float)
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
         raise ValueError(
@@ -62,7 +84,7 @@ def pml_epsilon(K: ArrayLike, c: float) -> float:
     The worst case over priors :math:`P \ge c` of the pointwise maximal leakage
     :math:`\log \max_x K(y|x) / P_Y(y)`: the smallest output probability puts mass ``c``
     on every input and the rest, :math:`d_c = 1 - cN`, on the input minimising
-    :math:`K(y|\cdot)`. Cost O(N * |Y|).
+    :math:`K(y|\cdot)`. Cost O(N * #Y).
 
     Parameters
     ----------

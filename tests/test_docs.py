@@ -1,0 +1,35 @@
+"""The documentation builds warning-free (-W) and the docstring examples run."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_sphinx_build_is_warning_free(tmp_path):
+    pytest.importorskip("sphinx")
+    pytest.importorskip("numpydoc")
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+         "-d", str(tmp_path / "doctrees"), str(ROOT / "docs"), str(tmp_path / "html")],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    assert (tmp_path / "html" / "api.html").exists()
+
+
+@pytest.mark.slow
+def test_docstring_examples_run(tmp_path):
+    pytest.importorskip("matplotlib")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--doctest-modules", "-q", "-p", "no:cacheprovider",
+         "--rootdir", str(ROOT), str(ROOT / "privinfer")],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
+    assert proc.returncode == 0, proc.stdout[-6000:]
