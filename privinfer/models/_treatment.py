@@ -68,8 +68,9 @@ __all__ = ["TreatmentModel"]
 Estimand = Literal["ate", "att", "pom"]
 RieszRoute = Literal["auto", "propensity"]
 
-#: Rows of the basis built at once: bounds memory to about 80 MB per matrix.
-_CHUNK_CELLS = 10_000_000
+#: Cells (rows x basis functions) of the basis built at once: about 16 MB per matrix, small
+#: enough to stay in cache, large enough for efficient BLAS calls.
+_CHUNK_CELLS = 2_000_000
 #: Riesz second moments above this flag weak overlap (1 / DoubleML's default clip).
 _OVERLAP_LIMIT = 100.0
 #: Eigenvalue floor of deconvolved Gram matrices, as a multiple of the part of their
