@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -56,7 +57,10 @@ def _demo(args: argparse.Namespace) -> int:
     exact = pi.AlphaIdentity(1.0, reference)
     rows = []
     for model in (pi.PrivateATE, pi.PrivateATT):
-        res = model.from_formula(formula, released, mechanism=mech).fit(random_state=args.seed)
+        with warnings.catch_warnings():
+            # repairs and overlap notes are recorded in the results and shown in summary()
+            warnings.simplefilter("ignore", pi.exceptions.PrivinferWarning)
+            res = model.from_formula(formula, released, mechanism=mech).fit(random_state=args.seed)
         base = model.from_formula(formula, raw, mechanism=exact).fit(random_state=args.seed)
         print(res.summary())
         print()
