@@ -16,7 +16,8 @@ from typing import Any
 from privinfer import exceptions, inversion, pml
 from privinfer.mechanisms import AlphaIdentity, PrivacyGuarantees, reference
 from privinfer.models import PrivateATE, PrivateATT, PrivateGMM, PrivatePOM
-from privinfer.results import PrivateResults
+from privinfer.planner import plan
+from privinfer.results import PrivateResults, compare
 
 __version__ = "0.1.0"
 
@@ -29,8 +30,10 @@ __all__ = [
     "PrivatePOM",
     "PrivateResults",
     "__version__",
+    "compare",
     "exceptions",
     "inversion",
+    "plan",
     "plotting",
     "pml",
     "reference",

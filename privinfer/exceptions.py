@@ -9,6 +9,8 @@ from __future__ import annotations
 
 __all__ = [
     "BasisSizeError",
+    "BootstrapError",
+    "ClusterError",
     "DataMismatchError",
     "DensityFloorWarning",
     "FoldError",
@@ -30,6 +32,7 @@ __all__ = [
     "TransportConvergenceError",
     "TransportConvergenceWarning",
     "UnknownCategoryError",
+    "WeightsError",
 ]
 
 
@@ -153,4 +156,28 @@ class DensityFloorWarning(PrivinferWarning):
 
     The private kernel fit floored (or trimmed) its prediction at those points; the
     count is recorded in the fit's diagnostics.
+    """
+
+
+class BootstrapError(PrivinferError, ValueError):
+    """A multiplier bootstrap was misconfigured or is needed but missing.
+
+    Raised for an unknown bootstrap ``method``, a bad ``n_boot``, and by
+    ``conf_int(joint=True)`` / ``p_adjust("romano-wolf")`` on results that carry no
+    bootstrap draws (call ``results.bootstrap(...)`` first).
+    """
+
+
+class ClusterError(PrivinferError, ValueError):
+    """Cluster labels cannot be used for cross-fitting or cluster-robust inference.
+
+    Raised for fewer than two clusters, missing labels, a cluster column covered by the
+    mechanism (cluster labels must be public), or more than two clustering dimensions.
+    """
+
+
+class WeightsError(PrivinferError, ValueError):
+    """Sampling weights are unusable: negative, all zero, or not a public numeric column.
+
+    Missing or infinite weights raise :class:`MissingValueError` instead.
     """

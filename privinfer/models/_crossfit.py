@@ -1,13 +1,13 @@
-"""Cross-fitting: stratified folds, repeated splits from independent child streams."""
+"""Cross-fitting: stratified folds, cluster folds, repeated splits from independent streams."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from privinfer._typing import IntArray
-from privinfer.exceptions import FoldError
+from privinfer.exceptions import ClusterError, FoldError
 
-__all__ = ["draw_folds", "median_aggregate"]
+__all__ = ["draw_cluster_folds", "draw_folds", "median_aggregate"]
 
 
 def draw_folds(strata: IntArray, n_folds: int, rng: np.random.Generator) -> IntArray:
@@ -29,6 +29,71 @@ def draw_folds(strata: IntArray, n_folds: int, rng: np.random.Generator) -> IntA
             )
         perm = rng.permutation(idx)
         folds[perm] = np.arange(idx.size) % n_folds
+    return folds
+
+
+def draw_cluster_folds(
+    strata: IntArray, clusters: IntArray, n_folds: int, rng: np.random.Generator
+) -> IntArray:
+    """Fold label of each row such that every cluster lies within one fold.
+
+    Clusters, not rows, are dealt to folds. Treatment is usually not constant within a
+    cluster, so exact stratification is impossible; instead each cluster is labelled by
+    its most frequent treatment level (ties to the lower code), and the clusters of each
+    label are dealt round-robin, in random order, to the folds. Folds then get about the
+    same number of mostly-treated and mostly-control clusters.
+
+    Parameters
+    ----------
+    strata : ndarray of shape (n,)
+        Integer treatment codes ``0..L-1``.
+    clusters : ndarray of shape (n,)
+        Integer cluster codes ``0..G-1`` (the first clustering dimension).
+    n_folds : int
+        Number of folds.
+    rng : Generator
+        Source of the random order.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Fold label in ``0..n_folds-1``.
+
+    Raises
+    ------
+    ClusterError
+        Fewer clusters than folds.
+    FoldError
+        A fold without a unit of some treatment level.
+    """
+    strata = np.asarray(strata, dtype=np.int64)
+    clusters = np.asarray(clusters, dtype=np.int64)
+    n_groups = int(clusters.max()) + 1
+    if n_groups < n_folds:
+        raise ClusterError(
+            f"Cluster cross-fitting needs at least n_folds={n_folds} clusters; got {n_groups}. "
+            "Use fewer folds."
+        )
+    n_levels = int(strata.max()) + 1
+    tab = np.zeros((n_groups, n_levels))
+    np.add.at(tab, (clusters, strata), 1.0)
+    label = np.argmax(tab, axis=1)
+    cluster_fold = np.empty(n_groups, dtype=np.int64)
+    start = 0
+    for s in range(n_levels):
+        idx = rng.permutation(np.flatnonzero(label == s))
+        # continue the round-robin across labels so fold sizes stay balanced
+        cluster_fold[idx] = (start + np.arange(idx.size)) % n_folds
+        start += idx.size
+    folds = cluster_fold[clusters]
+    present = np.zeros((n_folds, n_levels), dtype=bool)
+    present[folds, strata] = True
+    if not present.all():
+        f, s = np.argwhere(~present)[0]
+        raise FoldError(
+            f"Cluster cross-fitting: fold {int(f)} has no unit of treatment level code {int(s)} "
+            "(clusters are kept whole). Use fewer folds or more clusters."
+        )
     return folds
 
 

@@ -20,6 +20,14 @@ Scores (DESIGN.md §5): :math:`s_k = \mu(k, x) + \rho_k(d, x)(y - \mu(k, x))` an
 :math:`s_{ATT} = d(y - \mu_0(x)) - (1-d)w(x)(y - \mu_0(x))`. Each is a sum of public
 weights times basis products, so :math:`\bar Q s` needs only the reference moments
 (O(n J^2 + M J^2)); the propensity route uses single-index reference expectations.
+
+Sampling weights :math:`\omega_i` (public, normalised to mean one) target the weighted
+population: :math:`E[\omega\, s]/E[\omega]`. Because :math:`\omega` is public,
+:math:`Q_X^{-1}[\omega s] = \omega\, Q_X^{-1}[s]` row by row, so the weights multiply the
+transformed scores and enter every Gram matrix and moment of the nuisance fits as public
+row weights (weighted series regression and weighted automatic Riesz representer, which
+is the Riesz representer of the weighted functional). Public clusters keep whole
+clusters within folds and make the covariance and bootstrap cluster-robust.
 """
 
 from __future__ import annotations
@@ -36,11 +44,14 @@ from tqdm.auto import tqdm
 from privinfer._typing import FloatArray, IntArray, RandomStateLike
 from privinfer._validation import check_in_interval, check_int, spawn_generators
 from privinfer.exceptions import (
+    ClusterError,
     DataMismatchError,
     FoldError,
     IndefiniteGramWarning,
     MechanismMismatchError,
+    MissingValueError,
     OverlapWarning,
+    WeightsError,
 )
 from privinfer.formula import (
     CovariateSpec,
@@ -57,11 +68,17 @@ from privinfer.inversion import (
     qbar_quadratic,
 )
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
-from privinfer.models._crossfit import draw_folds, median_aggregate
+from privinfer.models._crossfit import draw_cluster_folds, draw_folds, median_aggregate
 from privinfer.nuisance.basis import PolynomialBasis
 from privinfer.nuisance.logit import fit_private_logit
 from privinfer.nuisance.series import GramRepair, gram_noise_level, repair_gram
-from privinfer.results import Diagnostics, PrivateResults, ResultsRecord
+from privinfer.results import (
+    Diagnostics,
+    PrivateResults,
+    ResultsRecord,
+    data_fingerprint,
+    influence_cov,
+)
 
 __all__ = ["TreatmentModel"]
 
@@ -132,6 +149,8 @@ class TreatmentModel:
         reference_level: Any = None,
         reference_size: int = 8192,
         split_nuisances: bool | None = None,
+        cluster: str | list[str] | None = None,
+        weights: str | None = None,
         formula: str | None = None,
     ) -> None:
         owner = self._name
@@ -184,6 +203,17 @@ class TreatmentModel:
         self.U_pub = self.spec.public_design(released)
         if self.U_priv.shape[0] != len(data):
             raise DataMismatchError(f"{owner}: formulaic dropped rows; check for missing values.")
+        self.cluster_names, self.clusters = _cluster_codes(data, cluster, mechanism, owner)
+        self.weights_name = weights
+        self.w = _sampling_weights(data, weights, mechanism, owner)
+        if self.w is not None and riesz == "propensity":
+            raise WeightsError(
+                f"{owner}: sampling weights need riesz='auto' (the private logistic propensity "
+                "fit is unweighted); got riesz='propensity'."
+            )
+        self._fingerprint = data_fingerprint(
+            data.index.to_numpy(), self.d, self.w, self.clusters
+        )
 
     # -- constructors ------------------------------------------------------------------
     @classmethod
@@ -201,6 +231,8 @@ class TreatmentModel:
         reference_level: Any = None,
         reference_size: int = 8192,
         split_nuisances: bool | None = None,
+        cluster: str | list[str] | None = None,
+        weights: str | None = None,
     ) -> TreatmentModel:
         """Build the model from ``"y ~ d | x1 + x2 + C(g)"`` and released data."""
         parsed = parse_treatment_formula(formula, cls._name)
@@ -218,6 +250,8 @@ class TreatmentModel:
             reference_level=reference_level,
             reference_size=reference_size,
             split_nuisances=split_nuisances,
+            cluster=cluster,
+            weights=weights,
             formula=formula,
         )
 
@@ -285,14 +319,17 @@ class TreatmentModel:
             streams; ``None`` draws fresh entropy.
         folds : array-like of shape (n,), optional
             Fold label (0 .. n_folds-1) of every row, to reuse a split made elsewhere
-            (e.g. by DoubleML); only with ``n_rep=1``.
+            (e.g. by DoubleML); only with ``n_rep=1``. With clusters, each cluster (first
+            dimension) must lie within one fold.
         progress : bool, default=False
             Show a progress bar over repeated splits.
 
         Raises
         ------
         FoldError
-            A fold lacks some treatment level, or ``folds`` is malformed.
+            A fold lacks some treatment level, ``folds`` is malformed, or splits a cluster.
+        ClusterError
+            Fewer clusters than folds.
         """
         given = None
         if folds is not None:
@@ -307,6 +344,14 @@ class TreatmentModel:
                     "row (each label used) and needs n_rep=1."
                 )
             given = given.astype(np.int64)
+            if self.clusters is not None:
+                first = self.clusters if self.clusters.ndim == 1 else self.clusters[:, 0]
+                per_cluster = pd.Series(given).groupby(first).nunique()
+                if (per_cluster > 1).any():
+                    raise FoldError(
+                        f"{self._name}.fit: folds split {int((per_cluster > 1).sum())} "
+                        "cluster(s) across folds; cluster cross-fitting keeps clusters whole."
+                    )
         counts = np.bincount(self.d, minlength=len(self.levels))
         if given is None and counts.min() < self.n_folds:
             level = self.levels[int(np.argmin(counts))]
@@ -351,15 +396,13 @@ class TreatmentModel:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for r in tqdm(range(self.n_rep), disable=not progress, desc=self._name):
-                split = (
-                    given if given is not None else draw_folds(self.d, self.n_folds, streams[r + 1])
-                )
+                split = given if given is not None else self._draw_split(streams[r + 1])
                 reps.append(self._fit_once(split, basis, ref, U_ref, draw.weights))
         for w in caught:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         est = np.array([r["est"] for r in reps])
         phis = [r["phi"] for r in reps]
-        ses = np.array([np.sqrt(np.mean(p**2, axis=0) / p.shape[0]) for p in phis])
+        ses = np.array([np.sqrt(np.diag(influence_cov(p, self.clusters))) for p in phis])
         params, se = median_aggregate(est, ses)
         # influence values of the split closest to the median, rescaled to the aggregated SE
         pick = int(np.argmin(np.abs(est - params).sum(axis=1)))
@@ -377,6 +420,10 @@ class TreatmentModel:
             ("Series degree:", f"{basis.degree} ({basis.n_basis} fns)"),
             ("Riesz route:", self.riesz),
         )
+        if self.clusters is not None:
+            facts = (*facts, ("Clusters:", " x ".join(self.cluster_names)))
+        if self.w is not None:
+            facts = (*facts, ("Weights:", str(self.weights_name)))
         record = ResultsRecord(
             model=self._name,
             dep_variable=self.outcome,
@@ -389,8 +436,17 @@ class TreatmentModel:
             facts=facts,
             diagnostics=diag,
             rep_params=pd.DataFrame(est, columns=names),
+            clusters=self.clusters,
+            fingerprint=self._fingerprint,
         )
         return PrivateResults(record)
+
+    def _draw_split(self, rng: np.random.Generator) -> IntArray:
+        """Folds stratified by treatment; whole clusters (first dimension) when clustered."""
+        if self.clusters is None:
+            return draw_folds(self.d, self.n_folds, rng)
+        first = self.clusters if self.clusters.ndim == 1 else self.clusters[:, 0]
+        return draw_cluster_folds(self.d, first, self.n_folds, rng)
 
     # -- one split ---------------------------------------------------------------------
     def _chunks(self, idx: IntArray, n_basis: int) -> list[IntArray]:
@@ -429,26 +485,32 @@ class TreatmentModel:
             for rows in self._chunks(rows_all, J):
                 A, Phi = self._design(basis, rows)
                 yy = self.y[rows]
-                st.PP[f, k] += Phi.T @ Phi
-                st.Py[f, k] += yy @ Phi
-                st.P1[f, k] += Phi.sum(axis=0)
-                st.cnt[f, k] += rows.size
-                st.sy[f, k] += yy.sum()
+                # public sampling weights are row weights of every sum (1 when unweighted)
+                wr = np.ones(rows.size) if self.w is None else self.w[rows]
+                w2 = wr * wr
+                st.PP[f, k] += (Phi * wr[:, None]).T @ Phi
+                st.Py[f, k] += (wr * yy) @ Phi
+                st.P1[f, k] += wr @ Phi
+                st.cnt[f, k] += wr.sum()
+                st.sy[f, k] += wr @ yy
                 sq = np.einsum("ij,ij->i", Phi, Phi)
-                st.F4[f, k] += sq @ sq
+                st.F4[f, k] += sq @ (w2 * sq)
                 if A is None:
-                    # sum_i phi_i' R phi_i = <R, sum_i phi_i phi_i'>: no extra pass
-                    st.RR[f, k] += rows.size * float(RR.sum())
+                    # sum_i w_i^2 phi_i' R phi_i = <R, sum_i w_i^2 phi_i phi_i'>
+                    st.RR[f, k] += w2.sum() * float(RR.sum())
+                    if self.w is not None:
+                        st.FR[f, k] += float(np.sum(((Phi * w2[:, None]).T @ Phi) * R))
                 else:
                     pa = Phi * A
-                    st.FR[f, k] += float(np.sum((pa.T @ pa) * R))
+                    st.FR[f, k] += float(np.sum(((pa * w2[:, None]).T @ pa) * R))
                     a2 = A * A
-                    st.RR[f, k] += float(np.sum((a2.T @ a2) * RR))
+                    st.RR[f, k] += float(np.sum(((a2 * w2[:, None]).T @ a2) * RR))
                 if A is not None:
-                    st.AA[f, k] += A.T @ A  # type: ignore[index]
-                    st.Ay[f, k] += yy @ A  # type: ignore[index]
-                    st.A1[f, k] += A.sum(axis=0)  # type: ignore[index]
-        if not has_a:
+                    st.AA[f, k] += (A * wr[:, None]).T @ A  # type: ignore[index]
+                    st.Ay[f, k] += (wr * yy) @ A  # type: ignore[index]
+                    st.A1[f, k] += wr @ A  # type: ignore[index]
+        if not has_a and self.w is None:
+            # unweighted: sum_i phi_i' R phi_i = <R, sum_i phi_i phi_i'>, no extra pass
             st.FR[:] = np.einsum("flij,ij->fl", st.PP, R)
         return st
 
@@ -658,17 +720,19 @@ class TreatmentModel:
                     aa0 = st.AA[f, 0] if has_a else st.cnt[f, 0]
                     lin_terms[L] += [(betas[0], a1_t, -1.0), (theta_w, ay0, -1.0)]
                     quad_terms[L].append((theta_w, betas[0], aa0, 1.0))
-        # estimates and influence values
-        pom = pom_phi.mean(axis=0)
+        # estimates and influence values; sampling weights (mean one) multiply the
+        # transformed scores row by row: Q_X^{-1}[w s] = w Q_X^{-1}[s] for public w
+        wt = np.ones(n) if self.w is None else self.w
+        pom = wt @ pom_phi / n
         if self._estimand == "att":
             d1 = (self.d == 1).astype(float)
-            p1 = d1.mean()
-            tau = att_phi.sum() / d1.sum()
+            p1 = float(wt @ d1) / n
+            tau = float(wt @ att_phi) / float(wt @ d1)
             est = np.array([tau])
-            phi = ((att_phi - d1 * tau) / p1)[:, None]
+            phi = (wt * (att_phi - d1 * tau) / p1)[:, None]
             contrast = None
         else:
-            centred = pom_phi - pom
+            centred = wt[:, None] * (pom_phi - pom)
             if self._estimand == "pom":
                 est, phi, contrast = pom, centred, np.eye(L)
             else:
@@ -683,8 +747,8 @@ class TreatmentModel:
             "phi": phi,
             "repairs": repairs,
             "n_clipped": n_clipped,
-            "r2": 1.0 - float(risk.mean()) / y_var if y_var > 0 else float("nan"),
-            "riesz2": riesz2.mean(axis=0),
+            "r2": 1.0 - float(wt @ risk / n) / y_var if y_var > 0 else float("nan"),
+            "riesz2": wt @ riesz2 / n,
             "lin": lin_terms,
             "quad": quad_terms,
             "contrast": contrast,
@@ -713,7 +777,8 @@ class TreatmentModel:
         notes: list[str] = []
         if self.riesz == "auto" and not ref.exact:
             if self._estimand == "att":
-                p1 = float(np.mean(self.d == 1))
+                wt = np.ones(self.d.size) if self.w is None else self.w
+                p1 = float(np.mean(wt * (self.d == 1)))
                 errors[names[0]] = ref.error(lambda mm, oo: ref_part(L, mm, oo)) / p1
             else:
                 contrast = first["contrast"]
@@ -812,3 +877,76 @@ def _propensity_links(clip: float) -> list[Any]:
 def _has_empirical(mech: AlphaIdentity) -> bool:
     """Empirical references are kept out of results (they may be large)."""
     return any(type(c).__name__ == "Empirical" for _, c in mech.reference.parts)
+
+
+def _cluster_codes(
+    data: pd.DataFrame, cluster: str | list[str] | None, mech: AlphaIdentity, owner: str
+) -> tuple[tuple[str, ...], IntArray | None]:
+    """Integer codes of public cluster columns: shape (n,) one-way, (n, 2) two-way."""
+    if cluster is None:
+        return (), None
+    names = [cluster] if isinstance(cluster, str) else list(cluster)
+    if not names or len(names) > 2 or not all(isinstance(c, str) for c in names):
+        raise ClusterError(
+            f"{owner}: cluster must be a column name or a list of one or two column names; "
+            f"got {cluster!r}."
+        )
+    codes = []
+    for col in names:
+        if col not in data.columns:
+            raise ClusterError(
+                f"{owner}: cluster column {col!r} is not in the data (columns: "
+                f"{list(data.columns)!r})."
+            )
+        if col in mech.private_columns:
+            raise ClusterError(
+                f"{owner}: cluster column {col!r} is covered by the mechanism; cluster labels "
+                "must be public (they group released rows for the variance)."
+            )
+        c, uniques = pd.factorize(data[col], use_na_sentinel=True)
+        if np.any(c < 0):
+            raise ClusterError(
+                f"{owner}: cluster column {col!r} holds {int(np.sum(c < 0))} missing label(s)."
+            )
+        if uniques.size < 2:
+            raise ClusterError(
+                f"{owner}: cluster-robust inference needs at least 2 clusters; column {col!r} "
+                f"has {uniques.size}."
+            )
+        codes.append(np.asarray(c, dtype=np.int64))
+    arr = codes[0] if len(codes) == 1 else np.column_stack(codes)
+    return tuple(names), arr
+
+
+def _sampling_weights(
+    data: pd.DataFrame, weights: str | None, mech: AlphaIdentity, owner: str
+) -> FloatArray | None:
+    """Public sampling weights, validated and normalised to mean one."""
+    if weights is None:
+        return None
+    if not isinstance(weights, str) or weights not in data.columns:
+        raise WeightsError(
+            f"{owner}: weights must name a column of the data; got {weights!r}."
+        )
+    if weights in mech.private_columns:
+        raise WeightsError(
+            f"{owner}: the weights column {weights!r} is covered by the mechanism; sampling "
+            "weights must be public."
+        )
+    col = data[weights]
+    if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        raise WeightsError(f"{owner}: weights column {weights!r} must be numeric.")
+    w = col.to_numpy(dtype=float)
+    if not np.all(np.isfinite(w)):
+        raise MissingValueError(
+            f"{owner}: weights column {weights!r} holds {int(np.sum(~np.isfinite(w)))} NaN or "
+            "infinite value(s); privinfer never drops rows silently."
+        )
+    if np.any(w < 0):
+        raise WeightsError(
+            f"{owner}: weights column {weights!r} holds {int(np.sum(w < 0))} negative value(s); "
+            "sampling weights must be >= 0."
+        )
+    if not np.any(w > 0):
+        raise WeightsError(f"{owner}: weights column {weights!r} is zero everywhere.")
+    return w / w.mean()

@@ -50,6 +50,18 @@ class PrivateATE(TreatmentModel):
         of order :math:`J/(\alpha^2 n)`. Splitting makes the two errors independent and
         removes it. ``None`` splits when ``alpha < 1`` (and ``n_folds >= 3``); at
         ``alpha = 1`` the fit matches DoubleML's IRM.
+    cluster : str or list of str, optional
+        Public cluster column (or two, for two-way clustering). Whole clusters of the
+        first column are kept within folds (each cluster dealt by its majority treatment
+        level, so folds stay roughly balanced by treatment); the covariance sums the
+        influence values within clusters (two-way: Cameron-Gelbach-Miller) and
+        :meth:`PrivateResults.bootstrap` draws one multiplier per cluster.
+    weights : str, optional
+        Public column of non-negative sampling weights :math:`\omega` (normalised to mean
+        one). The target is the weighted population mean, e.g.
+        :math:`E[\omega(Y(1) - Y(0))]/E[\omega]`; the transformed scores are multiplied
+        by :math:`\omega` (valid row by row because :math:`\omega` is public) and the
+        nuisances are weighted series fits. Needs ``riesz="auto"``.
 
     Raises
     ------
@@ -57,6 +69,9 @@ class PrivateATE(TreatmentModel):
         Outcome or treatment covered by the mechanism; private columns missing.
     DataMismatchError, MissingValueError
         Bad columns, NaN, a non-categorical treatment.
+    ClusterError, WeightsError
+        Fewer than two clusters, a private cluster or weights column, negative or all-zero
+        weights.
 
     See Also
     --------

