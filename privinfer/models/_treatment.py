@@ -66,6 +66,7 @@ from privinfer.inversion import (
     invert,
     qbar_linear,
     qbar_quadratic,
+    weighted_cross,
 )
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._crossfit import draw_cluster_folds, draw_folds, median_aggregate
@@ -488,7 +489,7 @@ class TreatmentModel:
                 # public sampling weights are row weights of every sum (1 when unweighted)
                 wr = np.ones(rows.size) if self.w is None else self.w[rows]
                 w2 = wr * wr
-                st.PP[f, k] += (Phi * wr[:, None]).T @ Phi
+                st.PP[f, k] += weighted_cross(Phi, wr)
                 st.Py[f, k] += (wr * yy) @ Phi
                 st.P1[f, k] += wr @ Phi
                 st.cnt[f, k] += wr.sum()
@@ -499,14 +500,14 @@ class TreatmentModel:
                     # sum_i w_i^2 phi_i' R phi_i = <R, sum_i w_i^2 phi_i phi_i'>
                     st.RR[f, k] += w2.sum() * float(RR.sum())
                     if self.w is not None:
-                        st.FR[f, k] += float(np.sum(((Phi * w2[:, None]).T @ Phi) * R))
+                        st.FR[f, k] += float(np.sum(weighted_cross(Phi, w2) * R))
                 else:
                     pa = Phi * A
-                    st.FR[f, k] += float(np.sum(((pa * w2[:, None]).T @ pa) * R))
+                    st.FR[f, k] += float(np.sum(weighted_cross(pa, w2) * R))
                     a2 = A * A
-                    st.RR[f, k] += float(np.sum(((a2 * w2[:, None]).T @ a2) * RR))
+                    st.RR[f, k] += float(np.sum(weighted_cross(a2, w2) * RR))
                 if A is not None:
-                    st.AA[f, k] += (A * wr[:, None]).T @ A  # type: ignore[index]
+                    st.AA[f, k] += weighted_cross(A, wr)  # type: ignore[index]
                     st.Ay[f, k] += (wr * yy) @ A  # type: ignore[index]
                     st.A1[f, k] += wr @ A  # type: ignore[index]
         if not has_a and self.w is None:
