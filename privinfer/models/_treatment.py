@@ -71,6 +71,7 @@ from privinfer.inversion import (
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._crossfit import draw_cluster_folds, draw_folds, median_aggregate
 from privinfer.nuisance.basis import PolynomialBasis
+from privinfer.nuisance.crossval import private_cv_series
 from privinfer.nuisance.logit import fit_private_logit
 from privinfer.nuisance.series import GramRepair, gram_noise_level, repair_gram
 from privinfer.results import (
@@ -142,7 +143,7 @@ class TreatmentModel:
         treatment: str,
         covariates: str | list[str],
         mechanism: AlphaIdentity | None = None,
-        degree: int | None = None,
+        degree: int | str | None = None,
         riesz: RieszRoute = "auto",
         n_folds: int = 5,
         n_rep: int = 1,
@@ -167,7 +168,15 @@ class TreatmentModel:
             raise MechanismMismatchError(f"{owner}: mechanism must be an AlphaIdentity.")
         if riesz not in ("auto", "propensity"):
             raise ValueError(f"{owner}: riesz must be 'auto' or 'propensity'; got {riesz!r}.")
-        self.degree = None if degree is None else check_int(degree, "degree", owner, 1)
+        if isinstance(degree, str):
+            if degree != "cv":
+                raise ValueError(
+                    f"The 'degree' parameter of {owner} must be an integer >= 1, None or 'cv'. "
+                    f"Got {degree!r} instead."
+                )
+            self.degree: int | str | None = degree
+        else:
+            self.degree = None if degree is None else check_int(degree, "degree", owner, 1)
         self.n_folds = check_int(n_folds, "n_folds", owner, 2)
         self.n_rep = check_int(n_rep, "n_rep", owner, 1)
         self.clip = check_in_interval(clip, "clip", owner, 0.0, 0.5, high_open=True)
@@ -212,9 +221,7 @@ class TreatmentModel:
                 f"{owner}: sampling weights need riesz='auto' (the private logistic propensity "
                 "fit is unweighted); got riesz='propensity'."
             )
-        self._fingerprint = data_fingerprint(
-            data.index.to_numpy(), self.d, self.w, self.clusters
-        )
+        self._fingerprint = data_fingerprint(data.index.to_numpy(), self.d, self.w, self.clusters)
 
     # -- constructors ------------------------------------------------------------------
     @classmethod
@@ -224,7 +231,7 @@ class TreatmentModel:
         data: pd.DataFrame,
         *,
         mechanism: AlphaIdentity | None = None,
-        degree: int | None = None,
+        degree: int | str | None = None,
         riesz: RieszRoute = "auto",
         n_folds: int = 5,
         n_rep: int = 1,
@@ -383,8 +390,10 @@ class TreatmentModel:
             basis = build(_default_degree(self.y.size, self.mechanism.alpha))
             while basis.n_basis > n_min / _ROWS_PER_BASIS and basis.degree > 1:
                 basis = build(basis.degree - 1)
+        elif self.degree == "cv":
+            basis = self._degree_by_private_cv(build, U_ref, draw.weights, n_min, streams[0])
         else:
-            basis = build(self.degree)
+            basis = build(int(self.degree))  # type: ignore[arg-type]
         if basis.n_basis >= 0.5 * n_min:
             raise DataMismatchError(
                 f"{self._name}: the series basis has {basis.n_basis} functions but the smallest "
@@ -441,6 +450,46 @@ class TreatmentModel:
             fingerprint=self._fingerprint,
         )
         return PrivateResults(record)
+
+    def _degree_by_private_cv(
+        self,
+        build: Any,
+        U_ref: FloatArray,
+        ref_weights: FloatArray,
+        n_min: int,
+        rng: np.random.Generator,
+    ) -> PolynomialBasis:
+        r"""Series degree (1 to 3) minimising the private out-of-fold outcome risk.
+
+        The risk :math:`\sum_k E[1\{D=k\}(Y - \mu(k, X))^2]` is estimated through
+        :math:`Q_X^{-1}` by :func:`privinfer.nuisance.private_cv_series` (unbiased for the
+        true-data risk), summed over treatment levels; degrees whose basis would leave
+        fewer than ``_ROWS_PER_BASIS`` rows per function in the smallest arm are skipped.
+        """
+        candidates = [build(deg) for deg in (1, 2, 3)]
+        candidates = [
+            b for b in candidates if b.degree == 1 or b.n_basis <= n_min / _ROWS_PER_BASIS
+        ]
+        public = self.U_pub if self.U_pub.shape[1] else None
+        folds = self._draw_split(rng)
+        total = np.zeros(len(candidates))
+        for k in range(len(self.levels)):
+            arm = (self.d == k).astype(float)
+            cv = private_cv_series(
+                self.y,
+                self.U_priv,
+                public,
+                alpha=self.mechanism.alpha,
+                ref_private=U_ref,
+                ref_weights=ref_weights,
+                bases=candidates,
+                ridges=(0.0,),
+                n_folds=self.n_folds,
+                folds=folds,
+                weights=arm if self.w is None else arm * self.w,
+            )
+            total += cv.table.sort_values("candidate")["risk"].to_numpy()
+        return candidates[int(np.argmin(total))]
 
     def _draw_split(self, rng: np.random.Generator) -> IntArray:
         """Folds stratified by treatment; whole clusters (first dimension) when clustered."""
@@ -926,9 +975,7 @@ def _sampling_weights(
     if weights is None:
         return None
     if not isinstance(weights, str) or weights not in data.columns:
-        raise WeightsError(
-            f"{owner}: weights must name a column of the data; got {weights!r}."
-        )
+        raise WeightsError(f"{owner}: weights must name a column of the data; got {weights!r}.")
     if weights in mech.private_columns:
         raise WeightsError(
             f"{owner}: the weights column {weights!r} is covered by the mechanism; sampling "

@@ -28,7 +28,9 @@ class PrivateATE(TreatmentModel):
     degree : int or None, default=None
         Degree of the polynomial series (interacted with the treatment level). ``None``
         picks 3 when the effective sample size ``n * alpha**2`` is at least 8000, else 2,
-        lowered until the smallest arm has 20 rows per basis function.
+        lowered until the smallest arm has 20 rows per basis function. ``"cv"`` picks
+        the degree in 1..3 minimising the private out-of-fold outcome risk
+        (:func:`privinfer.nuisance.private_cv_series`).
     riesz : {"auto", "propensity"}, default="auto"
         Automatic Riesz representer from the same basis (no propensity), or inverse
         propensity weights from a private logistic regression clipped at ``clip``.

@@ -244,3 +244,24 @@ def test_indefinite_gram_is_repaired_warned_and_recorded():
         ).fit(random_state=1)
     assert any(g.min_eigenvalue < 0 for g in res.diagnostics.gram_repairs)
     assert "floored" in str(res.summary())
+
+
+def test_degree_by_private_cv_prefers_the_needed_degree():
+    rng = np.random.default_rng(9)
+    n = 6000
+    x1, x2 = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
+    d = rng.integers(0, 2, n)
+    y = d + 3 * x1**2 - 2 * x2**2 + rng.normal(size=n)
+    raw = pd.DataFrame({"y": y, "d": d, "x1": x1, "x2": x2})
+    mech = pi.AlphaIdentity(
+        1.0, {"x1": pi.reference.Uniform(-1, 1), "x2": pi.reference.Uniform(-1, 1)}
+    )
+    res = pi.PrivateATE.from_formula("y ~ d | x1 + x2", raw, mechanism=mech, degree="cv").fit(
+        random_state=0
+    )
+    degree = dict(res._record.facts)["Series degree:"]
+    assert not degree.startswith("1 ")
+    lin = pi.PrivateATE.from_formula("y ~ d | x1 + x2", raw, mechanism=mech, degree=1).fit(
+        random_state=0
+    )
+    assert res.bse["ATE"] < lin.bse["ATE"]

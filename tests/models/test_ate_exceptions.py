@@ -90,6 +90,8 @@ def test_bad_formula_and_options(data, mech):
         pi.PrivateATE.from_formula("y ~ d | x", data, mechanism=mech, clip=0.7)
     with pytest.raises(ValueError, match="'degree' parameter"):
         pi.PrivateATE.from_formula("y ~ d | x", data, mechanism=mech, degree=True)
+    with pytest.raises(ValueError, match="None or 'cv'"):
+        pi.PrivateATE.from_formula("y ~ d | x", data, mechanism=mech, degree="auto")
 
 
 def test_no_overlap_warns(mech):
