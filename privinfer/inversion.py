@@ -35,7 +35,8 @@ import pandas as pd
 from scipy.interpolate import CubicSpline
 
 from privinfer._typing import FloatArray, RandomStateLike
-from privinfer.exceptions import DataMismatchError
+from privinfer._validation import check_alpha, check_int
+from privinfer.exceptions import DataMismatchError, MissingValueError
 
 __all__ = [
     "ReferenceMoments",
@@ -47,7 +48,60 @@ __all__ = [
     "private_mean",
     "qbar_linear",
     "qbar_quadratic",
+    "weighted_cross",
 ]
+
+
+def _array(values: object, name: str, owner: str, ndim: int) -> FloatArray:
+    """A finite float array of ``ndim`` dimensions (DataMismatchError / MissingValueError)."""
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DataMismatchError(
+            f"{owner}: {name!r} must be a numeric array; got {type(values).__name__}."
+        ) from exc
+    if arr.ndim != ndim:
+        raise DataMismatchError(
+            f"{owner}: {name!r} must be a {ndim}-D array; got shape {arr.shape}."
+        )
+    if not np.all(np.isfinite(arr)):
+        raise MissingValueError(
+            f"{owner}: {name!r} holds {int(np.sum(~np.isfinite(arr)))} NaN or infinite "
+            "value(s)."
+        )
+    return arr
+
+
+def _check_rows(
+    P: object, alpha: object, A: object, weights: object, owner: str
+) -> tuple[FloatArray, float, FloatArray | None, FloatArray | None]:
+    P_arr = _array(P, "P", owner, 2)
+    if P_arr.shape[0] < 1:
+        raise DataMismatchError(f"{owner}: 'P' has no rows; at least one released row is needed.")
+    a = check_alpha(alpha, owner)
+    A_arr = None if A is None else _array(A, "A", owner, 2)
+    if A_arr is not None and A_arr.shape != P_arr.shape:
+        raise DataMismatchError(
+            f"{owner}: 'A' must have the shape of 'P' {P_arr.shape}; got {A_arr.shape}."
+        )
+    w = None if weights is None else _array(weights, "weights", owner, 1)
+    if w is not None and w.shape[0] != P_arr.shape[0]:
+        raise DataMismatchError(
+            f"{owner}: 'weights' must have one entry per row of 'P' ({P_arr.shape[0]}); "
+            f"got {w.shape[0]}."
+        )
+    return P_arr, a, A_arr, w
+
+
+def _check_ref(ref: object, J: int, owner: str) -> ReferenceMoments:
+    if not isinstance(ref, ReferenceMoments):
+        raise TypeError(f"{owner}: 'ref' must be a ReferenceMoments; got {type(ref).__name__}.")
+    if ref.mean.shape != (J,):
+        raise DataMismatchError(
+            f"{owner}: the reference moments cover {ref.mean.shape[0]} factor(s) but 'P' has "
+            f"{J} column(s)."
+        )
+    return ref
 
 
 def invert(h_z: FloatArray | float, qbar_h: FloatArray | float, alpha: float) -> FloatArray:
@@ -67,6 +121,7 @@ def invert(h_z: FloatArray | float, qbar_h: FloatArray | float, alpha: float) ->
     >>> float(invert(2.0, 1.0, 0.5))
     3.0
     """
+    alpha = check_alpha(alpha, "invert")
     return (np.asarray(h_z, dtype=float) - (1.0 - alpha) * np.asarray(qbar_h, dtype=float)) / alpha
 
 
@@ -120,19 +175,39 @@ class ReferenceMoments:
         replicate : ndarray of shape (M,), optional
             Scramble labels; ``None`` for an exact enumeration.
         """
-        f = np.asarray(features, dtype=float)
-        w = np.asarray(weights, dtype=float)
+        owner = "ReferenceMoments.from_features"
+        f = _array(features, "features", owner, 2)
+        w = _array(weights, "weights", owner, 1)
+        if f.shape[0] < 1 or w.shape[0] != f.shape[0]:
+            raise DataMismatchError(
+                f"{owner}: 'weights' must have one entry per reference point ({f.shape[0]}, "
+                f"at least one); got {w.shape[0]}."
+            )
+        if np.any(w < 0) or abs(float(w.sum()) - 1.0) > 1e-8:
+            raise ValueError(
+                f"The 'weights' parameter of {owner} must be non-negative probability weights "
+                f"summing to one. They sum to {float(w.sum())!r}."
+            )
+        if replicate is not None and np.asarray(replicate).shape != (f.shape[0],):
+            raise DataMismatchError(
+                f"{owner}: 'replicate' must have one label per reference point ({f.shape[0]})."
+            )
         mean = w @ f
-        outer = _weighted_cross(f, w)
+        outer = weighted_cross(f, w)
         if replicate is None:
             return cls(mean, outer, None, None, f.shape[0])
         labels = np.unique(replicate)
         means, outers = [], []
         for r in labels:
             sel = replicate == r
+            if not w[sel].sum() > 0:
+                raise ValueError(
+                    "ReferenceMoments.from_features: replicate "
+                    f"{r!r} has zero total weight; every replicate needs positive weight."
+                )
             wr = w[sel] / w[sel].sum()
             means.append(wr @ f[sel])
-            outers.append(_weighted_cross(f[sel], wr))
+            outers.append(weighted_cross(f[sel], wr))
         return cls(mean, outer, np.array(means), np.array(outers), f.shape[0])
 
     def error(self, functional: Callable[[FloatArray, FloatArray], float]) -> float:
@@ -187,8 +262,10 @@ def private_mean(
     >>> private_mean(np.array([[1.0], [1.0]]), ref, 0.5).tolist()
     [1.5]
     """
+    P, alpha, A, weights = _check_rows(P, alpha, A, weights, "private_mean")
+    _check_ref(ref, P.shape[1], "private_mean")
     n = P.shape[0]
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    w = np.ones(n) if weights is None else weights
     raw = w @ _phi(P, A) / n
     pub = w.sum() / n if A is None else w @ A / n
     return invert(raw, pub * ref.mean, alpha)
@@ -210,7 +287,15 @@ def private_cross_moment(
     >>> private_cross_moment(np.array([[2.0]]), np.array([3.0]), ref, 0.5).tolist()
     [9.0]
     """
-    w = np.asarray(y, dtype=float) if weights is None else np.asarray(weights) * np.asarray(y)
+    owner = "private_cross_moment"
+    P, alpha, A, weights = _check_rows(P, alpha, A, weights, owner)
+    y_arr = _array(y, "y", owner, 1)
+    if y_arr.shape[0] != P.shape[0]:
+        raise DataMismatchError(
+            f"{owner}: 'y' must have one entry per row of 'P' ({P.shape[0]}); "
+            f"got {y_arr.shape[0]}."
+        )
+    w = y_arr if weights is None else weights * y_arr
     return private_mean(P, ref, alpha, A=A, weights=w)
 
 
@@ -236,19 +321,26 @@ def private_gram(
     >>> private_gram(np.array([[3.0]]), ref, 0.5).round(12).tolist()  # (9 - 0.5 * 2) / 0.5
     [[16.0]]
     """
+    P, alpha, A, weights = _check_rows(P, alpha, A, weights, "private_gram")
+    _check_ref(ref, P.shape[1], "private_gram")
     n = P.shape[0]
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    w = np.ones(n) if weights is None else weights
     phi = _phi(P, A)
-    raw = _weighted_cross(phi, w) / n
-    pub = w.sum() / n if A is None else _weighted_cross(A, w) / n
+    raw = weighted_cross(phi, w) / n
+    pub = w.sum() / n if A is None else weighted_cross(A, w) / n
     return invert(raw, pub * ref.outer, alpha)
 
 
-def _weighted_cross(X: FloatArray, w: FloatArray) -> FloatArray:
+def weighted_cross(X: FloatArray, w: FloatArray) -> FloatArray:
     """``X' diag(w) X`` through a symmetric rank-k update when ``w >= 0`` (BLAS syrk).
 
     ``X.T @ (X * w)`` goes through a general matrix product that is several times slower
     than ``Y.T @ Y`` with ``Y = X * sqrt(w)``.
+
+    Examples
+    --------
+    >>> weighted_cross(np.array([[1.0], [2.0]]), np.array([1.0, 0.25])).tolist()
+    [[2.0]]
     """
     if np.all(w == 1.0):
         return X.T @ X
@@ -270,7 +362,16 @@ def qbar_linear(coef: FloatArray, ref_mean: FloatArray, A: FloatArray | None = N
     >>> qbar_linear(np.array([1.0, 2.0]), np.array([0.5, 0.25]), A=np.eye(2)).tolist()
     [0.5, 0.5]
     """
-    bm = np.asarray(coef) * ref_mean
+    coef_arr = _array(coef, "coef", "qbar_linear", 1)
+    mean_arr = _array(ref_mean, "ref_mean", "qbar_linear", 1)
+    A_arr = None if A is None else _array(A, "A", "qbar_linear", 2)
+    J = coef_arr.shape[0]
+    if mean_arr.shape[0] != J or (A_arr is not None and A_arr.shape[1] != J):
+        raise DataMismatchError(
+            f"qbar_linear: 'coef' ({J}), 'ref_mean' ({mean_arr.shape[0]}) and the columns of "
+            "'A' must agree."
+        )
+    bm, A = coef_arr * mean_arr, A_arr
     return np.asarray(bm.sum()) if A is None else A @ bm
 
 
@@ -288,6 +389,17 @@ def qbar_quadratic(
     >>> float(qbar_quadratic(np.array([1.0]), np.array([2.0]), np.array([[3.0]])))
     6.0
     """
+    owner = "qbar_quadratic"
+    theta = _array(theta, "theta", owner, 1)
+    beta = _array(beta, "beta", owner, 1)
+    ref_outer = _array(ref_outer, "ref_outer", owner, 2)
+    A = None if A is None else _array(A, "A", owner, 2)
+    J = theta.shape[0]
+    if beta.shape != (J,) or ref_outer.shape != (J, J) or (A is not None and A.shape[1] != J):
+        raise DataMismatchError(
+            f"{owner}: 'theta', 'beta' ({J},), 'ref_outer' ({J}, {J}) and the columns of 'A' "
+            f"must agree; got {beta.shape}, {ref_outer.shape}."
+        )
     S = np.outer(theta, beta) * ref_outer
     if A is None:
         return np.asarray(S.sum())
@@ -334,7 +446,19 @@ def index_expectation(
     interp_error : float
         Largest interpolation error found at the grid midpoints (0 when exact).
     """
-    t = np.asarray(t, dtype=float)
+    owner = "index_expectation"
+    t = _array(t, "t", owner, 1)
+    eta_ref = _array(eta_ref, "eta_ref", owner, 1)
+    features_ref = _array(features_ref, "features_ref", owner, 2)
+    weights = _array(weights, "weights", owner, 1)
+    if not (eta_ref.shape[0] == features_ref.shape[0] == weights.shape[0] >= 1):
+        raise DataMismatchError(
+            f"{owner}: 'eta_ref', 'features_ref' and 'weights' must have one entry per reference "
+            f"point; got {eta_ref.shape[0]}, {features_ref.shape[0]} and {weights.shape[0]}."
+        )
+    grid_size = check_int(grid_size, "grid_size", owner, 4)
+    if t.size == 0:
+        return np.empty((0, features_ref.shape[1])), 0.0
     uniq, inverse = np.unique(t, return_inverse=True)
     fw = features_ref * weights[:, None]
 
@@ -397,13 +521,25 @@ def private_expectation(
     >>> abs(est - 0.9) < 0.05
     True
     """
-    cols = list(mechanism.private_columns)  # type: ignore[attr-defined]
-    missing = [c for c in cols if c not in data.columns]
-    if missing:
-        raise DataMismatchError(f"private_expectation: columns {missing!r} missing from data.")
-    draw = mechanism.reference.draw_for_moments(m, random_state=random_state)  # type: ignore[attr-defined]
-    h_ref = np.asarray(func(draw.frame), dtype=float)
-    h_z = np.asarray(func(data[cols]), dtype=float)
+    from privinfer.mechanisms.alpha_identity import AlphaIdentity
+
+    owner = "private_expectation"
+    if not isinstance(mechanism, AlphaIdentity):
+        raise TypeError(
+            f"{owner}: 'mechanism' must be an AlphaIdentity; got {type(mechanism).__name__}."
+        )
+    if not callable(func):
+        raise TypeError(f"{owner}: 'func' must be callable; got {type(func).__name__}.")
+    m = check_int(m, "m", owner, 2)
+    mechanism.check_data(data, owner)
+    if len(data) == 0:
+        raise DataMismatchError(f"{owner}: the data have no rows.")
+    cols = list(mechanism.private_columns)
+    draw = mechanism.reference.draw_for_moments(m, random_state=random_state)
+    h_ref = _array(func(draw.frame), "func(reference)", owner, 1)
+    h_z = _array(func(data[cols]), "func(data)", owner, 1)
+    if h_ref.shape[0] != len(draw.frame) or h_z.shape[0] != len(data):
+        raise DataMismatchError(f"{owner}: 'func' must return one value per row of its frame.")
     alpha = mechanism.alpha  # type: ignore[attr-defined]
     ref = ReferenceMoments.from_features(h_ref[:, None], draw.weights, draw.replicate)
     est = float(invert(h_z.mean(), ref.mean[0], alpha))

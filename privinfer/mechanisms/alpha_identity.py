@@ -164,6 +164,12 @@ class AlphaIdentity:
                 f"{owner}: private column(s) {missing!r} of the mechanism are missing from the "
                 f"data (columns present: {list(data.columns)!r})."
             )
+        duplicated = sorted({str(c) for c in data.columns[data.columns.duplicated()]})
+        if duplicated:
+            raise DataMismatchError(
+                f"{owner}: the data hold duplicated column name(s) {duplicated!r}; every column "
+                "must have a unique name (rename or drop the duplicates)."
+            )
         for col in self.private_columns:
             series = data[col]
             if series.isna().any():

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from privinfer._typing import FloatArray
-from privinfer._validation import check_in_interval
+from privinfer._validation import check_alpha, check_in_interval
 from privinfer.pml.leakage import pml_epsilon
 
 __all__ = ["PrivacyGuarantees", "alpha_identity_guarantees", "alpha_identity_kernel"]
@@ -141,21 +141,48 @@ def alpha_identity_guarantees(
     >>> bool(round(g.ldp_eps, 6) == round(np.log(5.0), 6))
     True
     """
+    alpha = check_alpha(alpha, "alpha_identity_guarantees")
     if qbar is None:
         return PrivacyGuarantees(alpha, alpha, 0.0, alpha, False, math.inf, None, None)
-    q = np.asarray(qbar, dtype=float)
+    q = _check_pmf(qbar)
     n_points = q.size
     if alpha == 1.0 or q.min() <= 0:
         ldp = math.inf
     else:
-        ldp = math.log1p(alpha / ((1.0 - alpha) * q.min()))
+        # log(1 + alpha / ((1 - alpha) q_min)) in logs: no overflow for a tiny q_min
+        q_min = float(q.min())
+        ldp = math.log(alpha + (1.0 - alpha) * q_min) - math.log1p(-alpha) - math.log(q_min)
     c_val = 0.0 if c is None else check_in_interval(c, "c", "guarantees", 0.0, 1.0 / n_points)
-    if n_points <= _MAX_KERNEL:
+    if c_val == 0.0:
+        pml = ldp  # PML at c = 0 is the LDP eps (DESIGN §3); ldp is computed in logs
+    elif n_points <= _MAX_KERNEL:
         pml = pml_epsilon(alpha_identity_kernel(alpha, q), c_val)
     else:
         # closed form of pml_epsilon for this kernel (checked against it in the tests)
         dc = 1.0 - c_val * n_points
         top = alpha + (1.0 - alpha) * q
         bottom = c_val * (alpha + n_points * (1.0 - alpha) * q) + dc * (1.0 - alpha) * q
-        pml = math.inf if np.any(bottom <= 0) else float(np.max(np.log(top / bottom)))
+        pml = math.inf if np.any(bottom <= 0) else float(np.max(np.log(top) - np.log(bottom)))
     return PrivacyGuarantees(alpha, alpha, ldp, 0.0, True, float(n_points), c_val, pml)
+
+
+def _check_pmf(qbar: object) -> FloatArray:
+    """A reference pmf: 1-D, finite, non-negative, summing to one."""
+    try:
+        q = np.asarray(qbar, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            "The 'qbar' parameter of alpha_identity_guarantees must be a 1-D array of "
+            f"probabilities. Got {qbar!r} instead."
+        ) from exc
+    if q.ndim != 1 or q.size < 1 or not np.all(np.isfinite(q)) or np.any(q < 0):
+        raise ValueError(
+            "The 'qbar' parameter of alpha_identity_guarantees must be a non-empty 1-D array "
+            f"of finite non-negative probabilities. Got {qbar!r} instead."
+        )
+    if abs(float(q.sum()) - 1.0) > 1e-9:
+        raise ValueError(
+            "The 'qbar' parameter of alpha_identity_guarantees must sum to one. "
+            f"It sums to {float(q.sum())!r}."
+        )
+    return q

@@ -114,6 +114,11 @@ class Uniform(Component):
                 f"Uniform(low, high) needs finite bounds with low < high; got low={low!r}, "
                 f"high={high!r}."
             )
+        if not np.isfinite(high - low):
+            raise ValueError(
+                f"Uniform(low, high) needs a finite width high - low; got low={low!r}, "
+                f"high={high!r} (width overflows). Rescale the variable first."
+            )
         self.low, self.high = low, high
 
     @property
@@ -170,6 +175,11 @@ class Categorical(Component):
 
     def __init__(self, levels: Sequence[Any], probs: Sequence[float] | None = None) -> None:
         levels = list(levels)
+        missing = [lv for lv in levels if lv is None or (isinstance(lv, float) and lv != lv)]
+        if missing:
+            raise ValueError(
+                f"Categorical levels must not be missing (None or NaN); got {levels!r}."
+            )
         if len(levels) < 1 or len(set(levels)) != len(levels):
             raise ValueError(
                 f"Categorical needs at least one level and distinct levels; got {levels!r}."

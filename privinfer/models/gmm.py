@@ -919,6 +919,17 @@ class PrivateGMM:
         n_steps: int,
     ) -> PrivateResults:
         names = list(self.param_names)
+        cov_diag = np.diag(np.asarray(cov, dtype=float))
+        if not np.all(np.isfinite(theta)) or not np.all(np.isfinite(cov_diag)) or np.any(
+            cov_diag < 0
+        ):
+            bad = [n for n, v in zip(names, cov_diag, strict=True) if not v >= 0]
+            raise SingularDesignError(
+                f"{_OWNER}.fit: the estimate or its sandwich covariance is not finite and "
+                f"positive (parameters {bad!r}); the private design is (near-)singular or the "
+                f"outcome is separated on {len(infl)} row(s). Use more rows, fewer "
+                "regressors or drop constant/collinear columns."
+            )
         j = tests.get("j_test")
         if j is not None and j.valid:
             facts.append(("J stat (p-value):", f"{j.stat:.3f} ({j.pvalue:.3f})"))

@@ -12,6 +12,7 @@ Conventions: :math:`\mathrm{TV}(P\|Q) = \tfrac12\sum|p-q|`,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Literal, TypeAlias
 
@@ -93,7 +94,9 @@ def high_privacy_threshold(c: float, measure: float) -> float:
     """
     measure = _check_measure(measure, "high_privacy_threshold")
     c = _check_c(c, measure, "high_privacy_threshold")
-    return float("inf") if c == 0.0 else float(-np.log(c * measure))
+    if c == 0.0:
+        return float("inf")
+    return float(-np.log(c) - np.log(measure))  # c * measure may underflow
 
 
 def eps_star(c: float, measure: float) -> float:
@@ -121,7 +124,10 @@ def eps_star(c: float, measure: float) -> float:
     """
     measure = _check_measure(measure, "eps_star")
     c = _check_c(c, measure, "eps_star")
-    return float("inf") if c == 0.0 else float(-np.log(c * measure / 2.0))
+    if c == 0.0:
+        return float("inf")
+    # logs of the factors: c * measure can underflow to 0 for a denormal c
+    return float(np.log(2.0) - np.log(c) - np.log(measure))
 
 
 def eta_tv(eps: float, c: float, measure: float) -> float:
@@ -177,7 +183,10 @@ def eta_tv(eps: float, c: float, measure: float) -> float:
     dc = 1.0 - c * measure
     if np.isinf(eps):
         return 1.0
-    value = -np.expm1(-eps) / (np.exp(-eps) + dc)
+    denom = np.exp(-eps) + dc
+    if denom <= 0.0:  # d_c = 0 and e^-eps underflows: the bound is saturated
+        return 1.0
+    value = -np.expm1(-eps) / denom
     return float(min(1.0, value))
 
 
@@ -691,8 +700,12 @@ def xi_constants(eps: float, c: float, measure: float) -> tuple[float, float]:
     dc = 1.0 - c * measure
     if dc <= 0.0:
         return 0.0, 0.0
-    e_alpha = min(float(np.exp(eps)), 1.0 + float(np.exp(eps)) * dc)
-    core = (e_alpha - 1.0) ** 2 / e_alpha
+    # log of e_alpha = min(e^eps, 1 + e^eps d_c), without overflowing e^eps
+    log_e = min(eps, eps + math.log(math.exp(-eps) + dc))
+    if log_e > 700.0:  # (e_alpha - 1)^2 / e_alpha ~ e_alpha overflows: the bound is vacuous
+        return float("inf"), float("inf")
+    e_alpha = math.exp(log_e)
+    core = e_alpha - 2.0 + 1.0 / e_alpha  # = (e_alpha - 1)^2 / e_alpha, without squaring
     return float(core / dc**2), float(core / dc)
 
 

@@ -68,7 +68,11 @@ def gamma_star(eps: float, c: float, measure: float) -> float:
     eps = _check_eps(eps, "gamma_star")
     if eps >= high_privacy_threshold(c, measure):
         return float("inf")
-    return float(np.exp(eps) * (1.0 - c * measure) / (1.0 - np.exp(eps) * c * measure))
+    with np.errstate(over="ignore"):  # e^eps beyond double range: gamma* is +inf
+        e = np.exp(eps)
+        if c == 0.0:  # the LDP case: gamma* = e^eps
+            return float(e)
+        return float(e * (1.0 - c * measure) / (1.0 - e * c * measure))
 
 
 def pml_to_pure_ldp(eps: float, c: float, measure: float) -> float:
@@ -214,7 +218,8 @@ def kernel_ldp_epsilon(K: ArrayLike) -> float:
     live = top > 0
     if np.any(bottom[live] == 0):
         return float("inf")
-    return float(np.max(np.log(top[live] / bottom[live])))
+    # difference of logs: the ratio can overflow for a denormal entry
+    return float(np.max(np.log(top[live]) - np.log(bottom[live])))
 
 
 def kernel_ldp_delta(K: ArrayLike, alpha: float) -> float:

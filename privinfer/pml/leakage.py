@@ -120,4 +120,6 @@ def pml_epsilon(K: ArrayLike, c: float) -> float:
     live = top > 0
     if np.any(bottom[live] <= 0):
         return float(np.inf)
-    return float(np.max(np.log(top[live] / bottom[live])))
+    # difference of logs: the ratio itself can overflow for a denormal floor c
+    # clipped at 0: the ratio is >= 1 exactly, rounding can leave -1e-16
+    return max(0.0, float(np.max(np.log(top[live]) - np.log(bottom[live]))))

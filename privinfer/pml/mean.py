@@ -41,6 +41,16 @@ def _check_bounds(bounds: object, owner: str) -> FloatArray:
     return arr
 
 
+def _check_eta(eta: float, eps: float, measure: float, owner: str) -> None:
+    """The estimator's per-record spread ``measure / (2 eta)`` must square to a finite float."""
+    if not eta > 0 or not 0.5 * measure / eta < 1e150:
+        raise ValueError(
+            f"The 'eps' parameter of {owner} is too small for these bounds: eps = {eps!r} gives "
+            f"eta_TV = {eta!r}, and the unbiased per-record estimate (half width / eta) and its "
+            "variance overflow double precision. Use a larger eps (or narrower bounds)."
+        )
+
+
 def _check_bits(bits: ArrayLike, owner: str) -> IntArray:
     arr = np.asarray(bits)
     check_no_nan(arr, "released", owner)
@@ -221,6 +231,7 @@ class PrivateMean:
         self.c = _check_c(c, self.measure, owner)
         self.eps = check_in_interval(eps, "eps", owner, 0.0, np.inf, low_open=True)
         self.eta = eta_tv(self.eps, self.c, self.measure)
+        _check_eta(self.eta, self.eps, self.measure, owner)
 
     @property
     def center(self) -> float:
@@ -444,6 +455,7 @@ class PrivateVectorMean:
         self.c = _check_c(c, self.measure, owner)
         self.eps = check_in_interval(eps, "eps", owner, 0.0, np.inf, low_open=True)
         self.eta = eta_tv(self.eps, self.c, self.measure)
+        _check_eta(self.eta, self.eps, float(self.widths.max() * self.dim), owner)
 
     def _check_x(self, X: ArrayLike) -> FloatArray:
         arr = np.asarray(X, dtype=float)

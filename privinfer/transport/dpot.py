@@ -175,7 +175,13 @@ class MinibatchDPOTResult:
 # Functional core
 # ----------------------------------------------------------------------------------------
 def _as_matrix(X: object, name: str, owner: str) -> FloatArray:
-    arr = np.asarray(X, dtype=float)
+    try:
+        arr = np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DataMismatchError(
+            f"{owner}: {name!r} must be a numeric 2-D array of shape (n_samples, n_features); "
+            f"got {type(X).__name__} that does not convert to float ({exc})."
+        ) from exc
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
         raise DataMismatchError(
             f"{owner}: {name!r} must be a non-empty 2-D array of shape (n_samples, "
@@ -405,9 +411,14 @@ def solve_transport(
     if method == "emd":
         n_iter = _emd_max_iter(n, m) if max_iter is None else check_int(
             max_iter, "max_iter", owner, 1)
+        if n == 1 or m == 1:
+            return np.outer(a_arr, b_arr)  # the only coupling
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*numItermax.*")
-            plan, log = ot.emd(a_arr, b_arr, C_arr, numItermax=n_iter, log=True)
+            # shifted to be >= 0 (the optimal plan is unchanged: the marginals are fixed);
+            # POT's network simplex reports all-negative cost matrices, which the debiased
+            # cost can be, as "infeasible"
+            plan, log = ot.emd(a_arr, b_arr, C_arr - C_arr.min(), numItermax=n_iter, log=True)
         if log.get("result_code", 1) != 1:
             raise TransportConvergenceError(
                 f"{owner}: ot.emd stopped before optimality ({log.get('warning')!r}) "
@@ -420,6 +431,8 @@ def solve_transport(
         reg_f = check_in_interval(reg, "reg", owner, 0.0, np.inf, low_open=True,
                                   high_open=True)
         n_iter = 1000 if max_iter is None else check_int(max_iter, "max_iter", owner, 1)
+        if n == 1 or m == 1:
+            return np.outer(a_arr, b_arr)  # the only coupling
         stop_thr = 1e-9
         plan, log = ot.sinkhorn(a_arr, b_arr, C_arr - C_arr.min(), reg_f, method="sinkhorn",
                                 numItermax=n_iter, stopThr=stop_thr, log=True, warn=False)
@@ -686,7 +699,10 @@ class DPOTSource:
         M = draw_projection(X.shape[1], ell, random_state=rng)
         if rel == "record":
             norms = np.linalg.norm(X, axis=1, keepdims=True)
-            X = X * np.minimum(1.0, clip / np.maximum(norms, np.finfo(float).tiny))
+            scale = np.ones_like(norms)
+            over = norms > clip
+            scale[over] = clip / norms[over]  # rows inside the ball are left as they are
+            X = X * scale
             sens = record_sensitivity(M, float(clip or 0.0))
         else:
             sens = max_row_norm(M)

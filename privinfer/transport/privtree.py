@@ -218,6 +218,8 @@ def _project_lp(atoms_unit: FloatArray, target: FloatArray) -> tuple[float, Floa
     from scipy.sparse import coo_matrix
 
     m = atoms_unit.shape[0]
+    if m == 1:  # a single leaf: the only probability measure on it, nothing to move
+        return 0.0, np.ones(1)
     q, r = np.meshgrid(np.arange(m), np.arange(m), indexing="ij")
     off = q != r
     q, r = q[off], r[off]
