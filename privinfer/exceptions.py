@@ -13,6 +13,7 @@ __all__ = [
     "ClusterError",
     "DataMismatchError",
     "DensityFloorWarning",
+    "EmptyLevelWarning",
     "FoldError",
     "IndefiniteGramWarning",
     "MassConditionError",
@@ -92,6 +93,13 @@ class PrivinferWarning(UserWarning):
 
 class IndefiniteGramWarning(PrivinferWarning):
     """A deconvolved Gram matrix was not positive definite and has been repaired."""
+
+
+class EmptyLevelWarning(PrivinferWarning):
+    """A covariate column is identically zero in the released data (e.g. a public level of a
+    categorical with no released row); its direction in the series fit is unidentified and
+    the Gram matrix is repaired.
+    """
 
 
 class OverlapWarning(PrivinferWarning):

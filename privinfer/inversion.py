@@ -445,6 +445,26 @@ def index_expectation(
         :math:`E_{\bar Q}[f(X) g(t_i + \eta(X))]` per row.
     interp_error : float
         Largest interpolation error found at the grid midpoints (0 when exact).
+
+    Examples
+    --------
+    A logistic link over a two-point reference for :math:`\eta(X)`, with features
+    :math:`f(X) = (1, \eta(X))`:
+
+    >>> from scipy.special import expit
+    >>> eta = np.array([-1.0, 1.0]); w = np.array([0.5, 0.5])
+    >>> f = np.column_stack([np.ones(2), eta])
+    >>> vals, err = index_expectation(np.array([0.0, 2.0]), eta, f, w, expit)
+    >>> vals.round(4).tolist(), err  # two distinct t: evaluated exactly
+    ([[0.5, 0.2311], [0.8418, 0.1108]], 0.0)
+    >>> round(float(w @ expit(2.0 + eta)), 4)  # the same expectation, by hand
+    0.8418
+
+    Many distinct values of ``t`` are interpolated from a grid:
+
+    >>> vals, err = index_expectation(np.linspace(-3, 3, 1000), eta, f, w, expit)
+    >>> vals.shape, bool(err < 1e-6)
+    ((1000, 2), True)
     """
     owner = "index_expectation"
     t = _array(t, "t", owner, 1)

@@ -56,6 +56,29 @@ class PlanResults:
         Target half-width of the CI.
     level : float
         Coverage of the CI behind ``n_required``.
+
+    Examples
+    --------
+    Plan a study of 4000 rows from a pilot of 1000, aiming at a 95% CI half-width of 0.1:
+
+    >>> import numpy as np, pandas as pd
+    >>> import privinfer as pi
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(-1, 1, 1000)
+    >>> d = (rng.random(1000) < 1 / (1 + np.exp(-x))).astype(int)
+    >>> pilot = pd.DataFrame({"x": x, "d": d, "y": d + x + rng.normal(size=1000)})
+    >>> mech = pi.AlphaIdentity(1.0, {"x": pi.reference.Uniform(-1, 1)})
+    >>> p = pi.plan(pilot, outcome="y", treatment="d", covariates="x", mechanism=mech,
+    ...             alphas=[1.0, 0.7, 0.5], n=4000, half_width=0.1, n_sim=2, degree=2,
+    ...             random_state=0)
+    >>> p.n_pilot, p.n, p.half_width, p.level
+    (1000, 4000, 0.1, 0.95)
+    >>> p.table.index.tolist(), p.table["tv"].tolist()
+    ([1.0, 0.7, 0.5], [1.0, 0.7, 0.5])
+    >>> bool(p.table["n_required"].is_monotonic_increasing)  # more privacy, more rows
+    True
+    >>> str(p).splitlines()[0]
+    'Privacy-utility plan (pilot n = 1000, planned n = 4000, 95% CI half-width 0.1)'
     """
 
     table: pd.DataFrame

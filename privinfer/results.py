@@ -77,6 +77,26 @@ class Diagnostics:
         Range of the estimates over repeated splits.
     notes : tuple of str
         Free-text notes (e.g. warnings issued).
+
+    Examples
+    --------
+    Every fitted model carries one, as ``results.diagnostics``:
+
+    >>> import numpy as np, pandas as pd, privinfer as pi
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(-1, 1, 1000)
+    >>> d = (rng.random(1000) < 1 / (1 + np.exp(-x))).astype(int)
+    >>> raw = pd.DataFrame({"x": x, "d": d, "y": d + x + rng.normal(size=1000)})
+    >>> mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Uniform(-1, 1)})
+    >>> res = pi.PrivateATE.from_formula("y ~ d | x", mech.privatize(raw, random_state=1),
+    ...                                  mechanism=mech).fit(random_state=2)
+    >>> diag = res.diagnostics
+    >>> diag.gram_repairs, diag.n_clipped, diag.notes
+    ((), 0, ())
+    >>> diag.reference_exact, diag.reference_points  # a continuous reference: QMC points
+    (False, 8192)
+    >>> sorted(diag.riesz_second_moment), bool(diag.reference_error["ATE"] < 1e-3)
+    (['rho[0]', 'rho[1]'], True)
     """
 
     gram_repairs: tuple[Any, ...] = ()
@@ -111,6 +131,32 @@ class TestResult:
         Reference distribution, e.g. ``"chi2(2)"`` or ``"F(2, inf)"``.
     reason : str or None, default=None
         Why the test does not apply; ``None`` for a valid test.
+
+    Examples
+    --------
+    An over-identified private IV fit reports Hansen's J-test and first-stage strength:
+
+    >>> import numpy as np, pandas as pd, privinfer as pi
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.uniform(0, 1, (1000, 2)); u = rng.normal(size=1000)
+    >>> x = z @ [1.0, 1.0] + u + rng.normal(size=1000)
+    >>> raw = pd.DataFrame({"z1": z[:, 0], "z2": z[:, 1], "x": x, "y": 1 + x + u})
+    >>> mech = pi.AlphaIdentity(0.7, {"z1": pi.reference.Uniform(0, 1),
+    ...                               "z2": pi.reference.Uniform(0, 1)})
+    >>> res = pi.PrivateGMM.iv("y ~ 1 + [x ~ z1 + z2]", mech.privatize(raw, random_state=3),
+    ...                        mechanism=mech).fit(random_state=0)
+    >>> j = res.j_test
+    >>> j.valid, j.df, j.distribution, bool(j.pvalue > 0.05)  # valid instruments
+    (True, 1, 'chi2(1)', True)
+    >>> sorted(res.tests)
+    ['first_stage[x]', 'j_test']
+
+    A model without such a test says why:
+
+    >>> t = TestResult("Hansen J-test", float("nan"), 0, float("nan"), "moments hold",
+    ...                reason="exactly identified")
+    >>> t.valid, str(t)
+    (False, 'Hansen J-test: not available (exactly identified)')
     """
 
     name: str
@@ -150,6 +196,26 @@ class BootstrapDraws:
         influence values.
     units : str
         ``"rows"``, ``"clusters"`` or ``"two-way clusters"``.
+
+    Examples
+    --------
+    :meth:`PrivateResults.bootstrap` stores its draws in one; they drive simultaneous
+    intervals. Here draws of two independent standard normal t statistics are attached
+    by hand, so the sup-t critical value is about 2.24 instead of 1.96:
+
+    >>> import numpy as np, pandas as pd
+    >>> t_stats = np.random.default_rng(0).standard_normal((2000, 2))
+    >>> draws = BootstrapDraws(method="normal", n_boot=2000, t_stats=t_stats, units="rows")
+    >>> phi = np.array([[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]])
+    >>> rec = ResultsRecord("Demo", "y", pd.Series({"a": 0.0, "b": 1.0}), phi,
+    ...                     {"alpha": 1.0}, None, (), Diagnostics(), pd.DataFrame(),
+    ...                     bootstrap=draws)
+    >>> res = PrivateResults(rec)
+    >>> res.boot_t_stats.shape
+    (2000, 2)
+    >>> ci = res.conf_int(joint=True)
+    >>> ((ci["upper"] - ci["lower"]) / (2 * res.bse)).round(1).tolist()
+    [2.2, 2.2]
     """
 
     method: str
@@ -196,6 +262,22 @@ class ResultsRecord:
         combine (``a - b``) only when their fingerprints agree.
     bootstrap : BootstrapDraws or None, default=None
         Multiplier-bootstrap draws, set by :meth:`PrivateResults.bootstrap`.
+
+    Examples
+    --------
+    A record of four rows in two public clusters; influence values that agree within a
+    cluster make the clustered standard error larger than the row-wise one:
+
+    >>> import numpy as np, pandas as pd
+    >>> phi = np.array([[1.0], [1.0], [-1.0], [-1.0]])
+    >>> common = ("Demo", "y", pd.Series({"mean": 2.0}), phi, {"alpha": 1.0}, None,
+    ...           (("Rows:", "4"),), Diagnostics(), pd.DataFrame())
+    >>> rows = PrivateResults(ResultsRecord(*common))
+    >>> clustered = PrivateResults(ResultsRecord(*common, clusters=np.array([0, 0, 1, 1])))
+    >>> float(rows.bse["mean"]), round(float(clustered.bse["mean"]), 4)
+    (0.5, 0.7071)
+    >>> rows.model, rows.nobs, clustered.clusters.tolist()
+    ('Demo', 4, [0, 0, 1, 1])
     """
 
     model: str
@@ -880,6 +962,29 @@ class ComparisonResults:
 
     Attributes are DataFrames with one column per model and one row per parameter
     (missing where a model has no such parameter).
+
+    Examples
+    --------
+    The ATE and the ATT fitted on the same released data:
+
+    >>> import numpy as np, pandas as pd, privinfer as pi
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(-1, 1, 1000)
+    >>> d = (rng.random(1000) < 1 / (1 + np.exp(-x))).astype(int)
+    >>> raw = pd.DataFrame({"x": x, "d": d, "y": d + x + rng.normal(size=1000)})
+    >>> mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Uniform(-1, 1)})
+    >>> released = mech.privatize(raw, random_state=1)
+    >>> fits = {name: model.from_formula("y ~ d | x", released, mechanism=mech).fit(random_state=2)
+    ...         for name, model in [("ATE model", pi.PrivateATE), ("ATT model", pi.PrivateATT)]}
+    >>> table = pi.compare(fits)
+    >>> table.params.shape, table.nobs.tolist()
+    ((2, 2), [1000, 1000])
+    >>> bool(pd.isna(table.params.loc["ATE", "ATT model"]))  # the ATT model has no ATE
+    True
+    >>> [round(float(table.params.loc[k, f"{k} model"]), 1) for k in ("ATE", "ATT")]  # truth 1
+    [1.0, 1.0]
+    >>> "Model Comparison" in str(table.summary())
+    True
     """
 
     def __init__(self, results: Mapping[str, PrivateResults]) -> None:

@@ -68,6 +68,26 @@ class PrivacyGuarantees:
         Density floor of the c-interior for the PML figure.
     pml_eps : float or None
         :math:`\varepsilon_{PML}` on the c-interior (discrete spaces only).
+
+    Examples
+    --------
+    Four equally likely private values, kept with probability one half:
+
+    >>> import privinfer as pi
+    >>> ref = {"g": pi.reference.Categorical(["a", "b", "c", "d"])}
+    >>> g = pi.AlphaIdentity(0.5, ref).guarantees(c=0.1)
+    >>> g.tv, g.ldp_delta, g.discrete
+    (0.5, 0.0, True)
+    >>> round(g.ldp_eps, 4), round(g.pml_eps, 4)  # log(1 + 0.5 / (0.5 * 0.25)) = log 5
+    (1.6094, 1.273)
+    >>> g.to_frame()["currency"].tolist()
+    ['total variation', 'LDP', 'LDP', 'PML (c-interior)']
+
+    An atomless reference gives no pure LDP guarantee, only ``delta = alpha``:
+
+    >>> g = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)}).guarantees()
+    >>> g.ldp_delta, g.pml_eps is None
+    (0.5, True)
     """
 
     alpha: float

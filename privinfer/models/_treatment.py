@@ -46,6 +46,7 @@ from privinfer._validation import check_in_interval, check_int, spawn_generators
 from privinfer.exceptions import (
     ClusterError,
     DataMismatchError,
+    EmptyLevelWarning,
     FoldError,
     IndefiniteGramWarning,
     MechanismMismatchError,
@@ -366,6 +367,22 @@ class TreatmentModel:
             raise FoldError(
                 f"{self._name}: treatment level {level!r} has {counts.min()} row(s), fewer than "
                 f"n_folds={self.n_folds}: some fold would have no unit of that level."
+            )
+        design = np.hstack([self.U_priv, self.U_pub])
+        empty = [
+            name
+            for name, col in zip(
+                self.spec.private_names + self.spec.public_names, design.T, strict=True
+            )
+            if not np.any(col)
+        ]
+        if empty:
+            warnings.warn(
+                f"{self._name}: covariate column(s) {empty} are zero in every released row (a level "
+                "with no released record?); their coefficients are not identified and the Gram "
+                "matrices will be repaired. Consider merging or dropping the level.",
+                EmptyLevelWarning,
+                stacklevel=2,
             )
         streams = spawn_generators(random_state, self.n_rep + 1)
         draw = self.mechanism.reference.draw_for_moments(

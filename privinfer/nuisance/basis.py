@@ -41,6 +41,22 @@ class PolynomialBasis:
         Column indices (with repetition) of each basis function; ``()`` is the constant.
     names : tuple of str
         Readable names of the basis functions.
+
+    Examples
+    --------
+    Degree 2 in a private ``x`` (standardised by a uniform reference on [-1, 1]) and a
+    binary public ``d`` (never squared):
+
+    >>> ref = np.linspace(-1, 1, 5)[:, None]
+    >>> public = np.array([[0.0], [1.0]])
+    >>> basis = PolynomialBasis.build(2, ref, np.full(5, 0.2), public, (0,), (1,), ("x", "d"))
+    >>> basis.names, basis.has_public
+    (('1', 'x', 'd', 'x*x', 'x*d'), True)
+    >>> A, P = basis.split(np.array([[0.5], [-1.0]]), public)
+    >>> A.tolist()  # public factors: 1, 1, d, 1, d
+    [[1.0, 1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0, 1.0]]
+    >>> P.round(3).tolist()  # private factors: 1, x', 1, x'^2, x' with x' = x / 0.707
+    [[1.0, 0.707, 1.0, 0.5, 0.707], [1.0, -1.414, 1.0, 2.0, -1.414]]
     """
 
     degree: int

@@ -80,6 +80,21 @@ class CVResult:
         The chosen basis (series) or bandwidth vector (kernel).
     ridge : float
         The chosen relative ridge (0 for kernel fits).
+
+    Examples
+    --------
+    Choosing the series degree for a quadratic regression function (``alpha = 1``: the
+    private risk is the ordinary held-out risk):
+
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(-1, 1, (1000, 1)); y = x[:, 0] ** 2 + 0.1 * rng.normal(size=1000)
+    >>> ref = np.linspace(-1, 1, 129)[:, None]
+    >>> cv = private_cv_series(y, x, alpha=1.0, ref_private=ref,
+    ...                        ref_weights=np.full(129, 1 / 129), random_state=0)
+    >>> cv.table.loc[cv.best_index, "basis"], cv.choice.degree, cv.ridge
+    ('polynomial(degree=2)', 2, 0.0)
+    >>> bool(cv.table.loc[cv.best_index, "risk"] == cv.table["risk"].min())
+    True
     """
 
     table: pd.DataFrame

@@ -40,6 +40,20 @@ class PrivateLogitFit:
         Max-norm of the private moment at the solution.
     interp_error : float
         Largest index-expectation interpolation error met.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> v, x = rng.normal(size=2000), rng.uniform(-1, 1, 2000)
+    >>> d = (rng.random(2000) < expit(0.5 * v + x)).astype(float)
+    >>> z = np.where(rng.random(2000) < 0.6, x, rng.uniform(-1, 1, 2000))  # alpha = 0.6
+    >>> ref = np.linspace(-1, 1, 201)[:, None]
+    >>> fit = fit_private_logit(d, v[:, None], z[:, None], ref, np.full(201, 1 / 201), 0.6)
+    >>> public_coef, private_coef = fit.split(n_public=1)  # (intercept, v) and (x,)
+    >>> public_coef.shape, private_coef.shape, bool(fit.moment_norm < 1e-8)
+    ((2,), (1,), True)
+    >>> bool(abs(private_coef[0] - 1.0) < 0.3)  # true coefficient of x: 1
+    True
     """
 
     coef: FloatArray
@@ -190,10 +204,29 @@ def fit_private_logit(
     alpha : float
         Keep probability.
 
+    Returns
+    -------
+    PrivateLogitFit
+        Coefficients of ``(1, public, private)`` and convergence information.
+
     Raises
     ------
     SingularDesignError
         If Newton's method cannot make progress (no private root, e.g. separation).
+
+    Examples
+    --------
+    At ``alpha = 1`` (nothing replaced) this is the logistic maximum-likelihood fit:
+
+    >>> import statsmodels.api as sm
+    >>> rng = np.random.default_rng(0)
+    >>> v, x = rng.normal(size=2000), rng.uniform(-1, 1, 2000)
+    >>> d = (rng.random(2000) < expit(0.5 * v + x)).astype(float)
+    >>> ref = np.linspace(-1, 1, 201)[:, None]
+    >>> fit = fit_private_logit(d, v[:, None], x[:, None], ref, np.full(201, 1 / 201), 1.0)
+    >>> mle = sm.Logit(d, np.column_stack([np.ones(2000), v, x])).fit(disp=0).params
+    >>> bool(np.allclose(fit.coef, mle, atol=1e-6))
+    True
     """
     n = d.size
     W = np.column_stack([np.ones(n), public])

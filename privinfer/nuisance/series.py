@@ -37,6 +37,15 @@ class GramRepair:
         Eigenvalue floor applied.
     n_floored : int
         Number of eigenvalues raised to the floor.
+
+    Examples
+    --------
+    >>> G = np.array([[1.0, 0.0], [0.0, -0.2]])  # indefinite, as deconvolution can give
+    >>> _, info = repair_gram(G, "outcome, fold 1")
+    >>> info.label, info.min_eigenvalue, info.n_floored
+    ('outcome, fold 1', -0.2, 1)
+    >>> round(info.floor, 6)  # 1e-3 times the mean positive eigenvalue
+    0.001
     """
 
     label: str
@@ -67,6 +76,15 @@ def repair_gram(
     ------
     SingularDesignError
         If no eigenvalue is positive (nothing to anchor a floor to).
+
+    Examples
+    --------
+    >>> G = np.array([[1.0, 0.0], [0.0, -0.2]])
+    >>> G_fixed, info = repair_gram(G, "demo")
+    >>> np.linalg.eigvalsh(G_fixed).round(6).tolist(), info.n_floored
+    ([0.001, 1.0], 1)
+    >>> repair_gram(np.eye(2), "fine")[1] is None  # nothing below the floor: unchanged
+    True
     """
     G = 0.5 * (G + G.T)
     lam, vec = np.linalg.eigh(G)
@@ -86,7 +104,41 @@ def repair_gram(
 
 
 def solve_gram(G: FloatArray, rhs: FloatArray, label: str, repairs: list[GramRepair]) -> FloatArray:
-    """Solve ``G x = rhs`` after :func:`repair_gram`, warning and recording any repair."""
+    """Solve ``G x = rhs`` after :func:`repair_gram`, warning and recording any repair.
+
+    Parameters
+    ----------
+    G : ndarray of shape (J, J)
+        Symmetric (deconvolved) Gram matrix.
+    rhs : ndarray of shape (J,) or (J, k)
+        Right-hand side(s).
+    label : str
+        Names the matrix in the warning and in the :class:`GramRepair` record.
+    repairs : list
+        A repair, if any, is appended to it.
+
+    Returns
+    -------
+    ndarray
+        The solution with the repaired matrix.
+
+    Warns
+    -----
+    IndefiniteGramWarning
+        When eigenvalues were floored.
+
+    Examples
+    --------
+    >>> solve_gram(np.diag([2.0, 4.0]), np.array([1.0, 1.0]), "fine", []).tolist()
+    [0.5, 0.25]
+    >>> import warnings
+    >>> repairs = []
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     x = solve_gram(np.diag([1.0, -0.2]), np.array([1.0, 1.0]), "demo", repairs)
+    >>> x.round(6).tolist(), len(repairs), caught[0].category.__name__
+    ([1.0, 1000.0], 1, 'IndefiniteGramWarning')
+    """
     G_fixed, info = repair_gram(G, label)
     if info is not None:
         repairs.append(info)

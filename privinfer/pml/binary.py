@@ -92,6 +92,28 @@ class BinaryMechanism:
         Disjoint sub-boxes of shape (k, d, 2) whose union is A (Lebesgue spaces).
     bounds : ndarray or None
         The space's box, shape (d, 2) (Lebesgue spaces).
+
+    Examples
+    --------
+    On ten atoms with A the first five, records in A report ``0`` more often by exactly
+    :math:`\eta_{TV}(\varepsilon)`:
+
+    >>> mech = optimal_binary_mechanism(1.0, 0.05, [0, 1, 2, 3, 4], 10)
+    >>> mech.kind, mech.mass, round(mech.eta, 4)
+    ('discrete', 5.0, 0.7284)
+    >>> mech.indicator([0, 7]).tolist(), mech.prob_zero([0, 7]).round(4).tolist()
+    ([1.0, 0.0], [0.8642, 0.1358])
+    >>> mech.kernel.shape, mech.push_forward(np.full(10, 0.1)).round(4).tolist()
+    ((10, 2), [0.5, 0.5])
+    >>> bits = mech.privatize(np.zeros(5000, dtype=int), random_state=0)
+    >>> bool(abs((bits == 0).mean() - 0.8642) < 0.02)
+    True
+
+    On an interval, A is a union of sub-intervals:
+
+    >>> mech = optimal_binary_mechanism(1.0, 0.2, [(0.0, 0.5)], (0.0, 2.0))
+    >>> mech.kind, mech.mass, mech.prob_zero([0.25, 1.5]).round(4).tolist()
+    ('lebesgue', 0.5, [0.9299, 0.2768])
     """
 
     eps: float
@@ -416,6 +438,22 @@ class BitTestPlan:
         :math:`\mathrm{TV}(P\|Q)` of the inputs.
     null_prob, alt_prob : float
         Probability of the counted label under P and under Q.
+
+    Examples
+    --------
+    A :class:`PMLTest` plans its PML test and, for comparison, the LDP and non-private
+    ones:
+
+    >>> t = PMLTest([0.3, 0.3, 0.2, 0.2], [0.2, 0.2, 0.3, 0.3], eps=1.0, c=0.15)
+    >>> [plan.label for plan in t.plans]
+    ['PML (c-interior)', 'LDP (c = 0)', 'non-private']
+    >>> plan = t.plans[0]
+    >>> round(plan.tv_bits, 4), round(plan.eta_tv * plan.set_gap, 4)  # TV(PK, QK)
+    (0.1646, 0.1646)
+    >>> bool(plan.size(1000) <= 0.05), plan.power([100, 1000]).round(3).tolist()
+    (True, [0.941, 1.0])
+    >>> plan.n_exact(), [p.n_exact() for p in t.plans[1:]]  # LDP needs more people
+    (56.0, [191.0, 42.0])
     """
 
     label: str
@@ -501,6 +539,18 @@ class PMLTestResult:
         Exact power against Q at ``n_obs`` and ``alpha``.
     plans : tuple of BitTestPlan
         PML, LDP (c = 0) and non-private plans, first one the test that was run.
+
+    Examples
+    --------
+    >>> t = PMLTest([0.3, 0.3, 0.2, 0.2], [0.2, 0.2, 0.3, 0.3], eps=1.0, c=0.15)
+    >>> x = np.random.default_rng(0).choice(4, size=2000, p=[0.2, 0.2, 0.3, 0.3])  # from Q
+    >>> res = t.test(t.privatize(x, random_state=1))
+    >>> res.n_obs, res.counted_label, res.reject, bool(res.p_value < 1e-10)
+    (2000, 1, True, True)
+    >>> res.comparison_frame().index.tolist()
+    ['PML (c-interior)', 'LDP (c = 0)', 'non-private']
+    >>> "reject H0" in res.summary()
+    True
     """
 
     statistic: int

@@ -87,6 +87,24 @@ class PrivateMeanResult:
         Midpoint of the bounds of each parameter.
     exact_ok : bool
         Whether the Clopper-Pearson interval applies (1-D releases).
+
+    Examples
+    --------
+    >>> pm = PrivateMean(bounds=(0.0, 10.0), eps=1.0, c=0.05)
+    >>> x = np.random.default_rng(0).uniform(2, 8, 4000)  # true mean 5
+    >>> res = pm.estimate(pm.privatize(x, random_state=1))
+    >>> int(res.nobs["mean"]), float(res.center["mean"]), round(res.eta, 4)
+    (4000, 5.0, 0.7284)
+    >>> bool(abs(res.params["mean"] - 5.0) < 3 * res.std_errors["mean"])
+    True
+    >>> for method in ("normal", "exact", "hoeffding"):  # Hoeffding is conservative
+    ...     ci = res.conf_int(method=method)
+    ...     print(method, round(float(ci["upper"].iloc[0] - ci["lower"].iloc[0]), 2))
+    normal 0.43
+    exact 0.43
+    hoeffding 0.59
+    >>> list(res.summary_frame().columns)
+    ['mean', 'std err', 'nobs', '[0.025', '0.975]']
     """
 
     params: pd.Series

@@ -64,6 +64,21 @@ class PrivacyStatement:
         :math:`\ell_2` sensitivity of :math:`X_s M` for ``neighbour``.
     note : str, default=""
         Caveats (for example which parts of a release the statement does not cover).
+
+    Examples
+    --------
+    Every DPOT publication carries one:
+
+    >>> from privinfer.transport import DPOTSource
+    >>> Xs = np.random.default_rng(0).normal(size=(30, 5))
+    >>> stmt = DPOTSource(eps=2.0, delta=1e-5, ell=16, neighbour="record", clip_norm=3.0,
+    ...                   random_state=0).publish(Xs).privacy
+    >>> stmt.eps, stmt.delta, stmt.neighbour
+    (2.0, 1e-05, 'record')
+    >>> stmt.relation
+    'one source row (clipped to the public norm bound) is replaced by another'
+    >>> str(stmt).startswith("(2, 1e-05)-DP for neighbours where one source row")
+    True
     """
 
     eps: float

@@ -154,6 +154,17 @@ class PublishedLabelledSource:
         :math:`\varepsilon'` of the histogram.
     privacy : PrivacyStatement
         Basic composition of both releases, with its caveat in ``note``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Xs, ys = rng.normal(size=(60, 4)), rng.choice(["a", "b", "c"], 60)
+    >>> pub = DPDASource(3.0, 1e-4, 8, 1.0, classes=["a", "b", "c"],
+    ...                  random_state=0).publish(Xs, ys)
+    >>> pub.classes.tolist(), pub.noisy_counts.shape, pub.source.rows.shape
+    (['a', 'b', 'c'], (3,), (60, 8))
+    >>> pub.eps_labels, pub.privacy.eps, pub.privacy.delta  # eps + eps' by composition
+    (1.0, 4.0, 0.0001)
     """
 
     source: PublishedSource

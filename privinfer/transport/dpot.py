@@ -84,6 +84,17 @@ class PublishedSource:
         Standard deviation of every entry of :math:`\Delta`.
     privacy : PrivacyStatement
         The guarantee of this publication.
+
+    Examples
+    --------
+    >>> Xs = np.random.default_rng(0).normal(size=(30, 5))
+    >>> pub = DPOTSource(eps=5.0, delta=1e-3, ell=50, random_state=1).publish(Xs)
+    >>> pub.n_samples, pub.n_features, pub.ell
+    (30, 5, 50)
+    >>> pub.rows.shape, pub.projection.shape
+    ((30, 50), (5, 50))
+    >>> bool(pub.sigma > 0), pub.privacy.eps, pub.privacy.neighbour
+    (True, 5.0, 'entry')
     """
 
     projection: FloatArray
@@ -119,6 +130,20 @@ class PublishedMinibatches:
         Poisson rate :math:`q` of a source row in a step.
     privacy : PrivacyStatement
         Guarantee of the whole sequence (PLD composition in ``dp_accounting``).
+
+    Examples
+    --------
+    Four Poisson-sampled batches of 50 expected rows out of 200, within eps = 1 in total:
+
+    >>> Xs = np.random.default_rng(0).normal(size=(200, 5))
+    >>> src = DPOTSource(eps=1.0, delta=1e-3, ell=20, random_state=1)
+    >>> pubs = src.publish_minibatches(Xs, batch_size=50, n_batches=4)
+    >>> len(pubs.batches), pubs.sampling_probability
+    (4, 0.25)
+    >>> [batch.n_samples for batch in pubs.batches]  # random sizes around 50
+    [47, 48, 47, 44]
+    >>> bool(pubs.privacy.eps <= 1.0), all(b.privacy is pubs.privacy for b in pubs.batches)
+    (True, True)
     """
 
     batches: tuple[PublishedSource, ...]
@@ -141,6 +166,21 @@ class DPOTResult:
         of the squared-Euclidean (2-Wasserstein squared) transport cost.
     privacy : PrivacyStatement
         The guarantee of the publication the result was computed from.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Xs, Xt = rng.normal(size=(30, 5)), rng.normal(1.0, 1.0, size=(40, 5))
+    >>> pub = DPOTSource(eps=5.0, delta=1e-3, ell=50, random_state=1).publish(Xs)
+    >>> res = dpot(pub, Xt)
+    >>> res.plan.shape, res.cost.shape
+    ((30, 40), (30, 40))
+    >>> bool(np.allclose(res.plan.sum(axis=1), 1 / 30))  # uniform source marginal
+    True
+    >>> bool(np.allclose(res.plan.sum(axis=0), 1 / 40))  # uniform target marginal
+    True
+    >>> bool(np.isclose(res.w_tilde, np.sum(res.plan * res.cost))), res.privacy is pub.privacy
+    (True, True)
     """
 
     plan: FloatArray
@@ -163,6 +203,18 @@ class MinibatchDPOTResult:
         Guarantee of the whole sequence of publications.
     diagnostics : dict
         ``n_empty_batches`` (batches skipped because the Poisson sample was empty).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Xs, Xt = rng.normal(size=(200, 5)), rng.normal(1.0, 1.0, size=(200, 5))
+    >>> src = DPOTSource(eps=1.0, delta=1e-3, ell=20, random_state=1)
+    >>> pubs = src.publish_minibatches(Xs, batch_size=50, n_batches=4)
+    >>> res = dpot_minibatch(pubs, Xt, random_state=2)
+    >>> res.batch_w_tilde.shape, res.diagnostics
+    ((4,), {'n_empty_batches': 0})
+    >>> bool(np.isclose(res.w_tilde, res.batch_w_tilde.mean())), res.privacy is pubs.privacy
+    (True, True)
     """
 
     w_tilde: float

@@ -55,6 +55,22 @@ class TreeLevel:
     n_discarded : int
         Children of this level's splits that missed the window and were dropped without
         noise (always 0 without a random shift).
+
+    Examples
+    --------
+    >>> from privinfer.transport import privtree_synthesize
+    >>> x = np.random.default_rng(0).uniform(size=(2000, 2))
+    >>> nu, _ = privtree_synthesize(x, 1.0, [(0, 1), (0, 1)], random_shift=False,
+    ...                             random_state=0)
+    >>> root, first = nu.tree.levels[:2]
+    >>> root.index.tolist(), root.split.tolist(), root.parent.tolist()
+    ([[0, 0]], [True], [-1])
+    >>> first.index.tolist(), first.parent.tolist()  # depth 1 halves coordinate 0
+    ([[0, 0], [1, 0]], [0, 0])
+    >>> sum(int((~lev.split).sum()) for lev in nu.tree.levels) == nu.tree.n_leaves
+    True
+    >>> all(lev.n_discarded == 0 for lev in nu.tree.levels)  # no shift, nothing dropped
+    True
     """
 
     index: IntArray
@@ -77,6 +93,22 @@ class DyadicTree:
         One entry per depth, root first.
     window_lo, window_hi : ndarray of shape (d,)
         Integer window ``[window_lo, window_hi)`` that holds the unit cube.
+
+    Examples
+    --------
+    >>> from privinfer.transport import privtree_synthesize
+    >>> x = np.random.default_rng(0).uniform(size=(2000, 2))
+    >>> nu, _ = privtree_synthesize(x, 1.0, [(0, 1), (0, 1)], random_state=0)
+    >>> tree = nu.tree
+    >>> tree.dim, tree.n_leaves == nu.n_atoms, tree.n_nodes > tree.n_leaves
+    (2, True, True)
+    >>> lower, upper = tree.leaf_boxes()  # the leaves tile the unit square
+    >>> lower.shape == (tree.n_leaves, 2), round(float(np.prod(upper - lower, axis=1).sum()), 9)
+    (True, 1.0)
+    >>> leaf = tree.locate(tree.to_grid(np.array([[0.1, 0.1], [0.9, 0.9]])))
+    >>> bool(np.all((lower[leaf] <= [[0.1, 0.1], [0.9, 0.9]])
+    ...             & ([[0.1, 0.1], [0.9, 0.9]] <= upper[leaf])))
+    True
     """
 
     levels: tuple[TreeLevel, ...]

@@ -83,6 +83,18 @@ class PrivTreeDiagnostics:
         :func:`privtree_synthesize`).
     degenerate : bool
         True when the noisy counts summed to at most zero and uniform weights were used.
+
+    Examples
+    --------
+    One record outside the public bounds is clipped onto them (``clip=True``):
+
+    >>> x = np.random.default_rng(0).uniform(size=(2000, 2))
+    >>> x[0] = [1.5, 0.5]
+    >>> nu, diag = privtree_synthesize(x, 1.0, [(0, 1), (0, 1)], clip=True, random_state=0)
+    >>> diag.n_obs, diag.n_clipped, diag.degenerate
+    (2000, 1, False)
+    >>> diag.n_leaves == nu.n_atoms, diag.n_leaves < diag.expected_leaves_bound
+    (True, True)
     """
 
     n_obs: int

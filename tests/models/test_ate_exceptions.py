@@ -129,3 +129,21 @@ def test_basis_larger_than_sample(mech):
             mechanism=pi.AlphaIdentity(0.5, {"x0": pi.reference.Uniform(0, 1)}),
             degree=3,
         ).fit()
+
+
+def test_level_with_no_released_row_warns():
+    rng = np.random.default_rng(0)
+    n = 2000
+    data = pd.DataFrame(
+        {"x": rng.uniform(0, 1, n), "g": rng.choice(["a", "b"], n), "d": rng.integers(0, 2, n)}
+    )
+    data["y"] = data["d"] + data["x"] + rng.normal(size=n)
+    mech = pi.AlphaIdentity(
+        1.0, {"x": pi.reference.Uniform(0, 1), "g": pi.reference.Categorical(["a", "b", "c"])}
+    )
+    with pytest.warns(ex.EmptyLevelWarning, match=r"C\(g\)\[T.c\]"):
+        res = pi.PrivateATE.from_formula("y ~ d | x + C(g)", data, mechanism=mech).fit(
+            random_state=0
+        )
+    assert np.isfinite(res.params["ATE"])
+    assert res.diagnostics.gram_repairs
