@@ -379,8 +379,8 @@ class TreatmentModel:
         if empty:
             warnings.warn(
                 f"{self._name}: covariate column(s) {empty} are zero in every released row "
-                "(a level with no released record?); their coefficients are not identified and the Gram "
-                "matrices will be repaired. Consider merging or dropping the level.",
+                "(a level with no released record?); their coefficients are not identified and "
+                "the Gram matrices will be repaired. Consider merging or dropping the level.",
                 EmptyLevelWarning,
                 stacklevel=2,
             )
