@@ -10,6 +10,7 @@ distribution :math:`\bar Q`. Public columns are never touched.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,7 +23,7 @@ from privinfer.exceptions import DataMismatchError, MechanismMismatchError, Miss
 from privinfer.mechanisms.guarantees import PrivacyGuarantees, alpha_identity_guarantees
 from privinfer.mechanisms.reference import ProductReference, as_reference
 
-__all__ = ["ATTRS_KEY", "AlphaIdentity"]
+__all__ = ["ATTRS_KEY", "AlphaIdentity", "secure_uniform"]
 
 #: Key under which a released DataFrame carries the mechanism's description.
 ATTRS_KEY = "privinfer_mechanism"
@@ -181,7 +182,9 @@ class AlphaIdentity:
                 check_no_nan(series.to_numpy(dtype=float), col, owner)
         self.reference.check_values(data, owner)
 
-    def privatize(self, data: pd.DataFrame, random_state: RandomStateLike = None) -> pd.DataFrame:
+    def privatize(
+        self, data: pd.DataFrame, random_state: RandomStateLike = None, *, secure: bool = False
+    ) -> pd.DataFrame:
         """Release ``data`` through the mechanism.
 
         Each row keeps its private columns with probability ``alpha``; otherwise all of
@@ -195,6 +198,11 @@ class AlphaIdentity:
         random_state : int, SeedSequence, Generator or None, default=None
             ``None`` draws fresh OS entropy (use this for real releases); an int makes
             the release reproducible, for research only.
+        secure : bool, default=False
+            Draw every random number from the operating system's cryptographically
+            secure generator (``os.urandom``) instead of numpy's PCG64 stream: for real
+            releases, where the generator's state must never be recoverable. Needs
+            ``random_state=None``. See Notes.
 
         Returns
         -------
@@ -211,12 +219,38 @@ class AlphaIdentity:
             A private column holds NaN or infinite values.
         OutOfSupportError, UnknownCategoryError
             A private value lies outside the reference support.
+        ValueError
+            ``secure=True`` together with a ``random_state``.
+
+        Notes
+        -----
+        The guarantee (TV = alpha) rests on the keep coin alone: a replacement draw does
+        not depend on the record, so floating-point artefacts of the reference sampler
+        leak nothing about it. With ``secure=True`` the coin compares a 53-bit uniform
+        from ``os.urandom`` with alpha, so the keep probability is alpha rounded up to a
+        multiple of :math:`2^{-53}`, and the release's TV level exceeds alpha by at most
+        :math:`2^{-53}`. (Continuous *additive* noise elsewhere in the package —
+        Laplace or Gaussian in :mod:`privinfer.transport` — has the usual floating-point
+        caveat; see the user guide's randomness page.)
         """
         self.check_data(data, "AlphaIdentity.privatize")
-        rng = check_random_state(random_state)
         n = len(data)
-        replaced = rng.random(n) >= self.alpha
-        draws = self.reference.sample(int(replaced.sum()), random_state=rng)
+        if secure:
+            if random_state is not None:
+                raise ValueError(
+                    "AlphaIdentity.privatize: secure=True draws from the OS generator and "
+                    f"cannot be seeded; got random_state={random_state!r}."
+                )
+            replaced = secure_uniform(n) >= self.alpha
+            draws = self.reference.from_unit_draws(
+                secure_uniform(int(replaced.sum()) * len(self.reference.parts)).reshape(
+                    int(replaced.sum()), len(self.reference.parts)
+                )
+            )
+        else:
+            rng = check_random_state(random_state)
+            replaced = rng.random(n) >= self.alpha
+            draws = self.reference.sample(int(replaced.sum()), random_state=rng)
         out = data.copy()
         rows = np.flatnonzero(replaced)
         levels = self.reference.categorical_levels()
@@ -238,6 +272,19 @@ class AlphaIdentity:
         out.attrs = dict(data.attrs)
         out.attrs[ATTRS_KEY] = self.to_dict()
         return out
+
+
+def secure_uniform(size: int) -> np.ndarray:
+    """Uniforms on [0, 1) with 53 random bits each, from ``os.urandom`` (a CSPRNG).
+
+    Examples
+    --------
+    >>> u = secure_uniform(1000)
+    >>> bool(u.min() >= 0 and u.max() < 1)
+    True
+    """
+    raw = np.frombuffer(os.urandom(8 * int(size)), dtype=np.uint64)
+    return (raw >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
 def _distinct_pmf(frame: pd.DataFrame, weights: np.ndarray) -> np.ndarray:

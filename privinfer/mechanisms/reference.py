@@ -590,6 +590,22 @@ class ProductReference:
         pieces = [(cols, comp.from_unit(u[:, j])) for j, (cols, comp) in enumerate(self.parts)]
         return self._assemble(pieces, u.shape[0])
 
+    def from_unit_draws(self, u: FloatArray) -> pd.DataFrame:
+        """Points from uniforms ``u`` of shape (n, n_components) (e.g. a secure source).
+
+        Examples
+        --------
+        >>> ref = ProductReference({"x": Uniform(0, 2)})
+        >>> ref.from_unit_draws(np.array([[0.25]]))["x"].tolist()
+        [0.5]
+        """
+        u = np.asarray(u, dtype=float)
+        if u.ndim != 2 or u.shape[1] != len(self.parts):
+            raise DataMismatchError(
+                f"from_unit_draws needs an array of shape (n, {len(self.parts)}); got {u.shape}."
+            )
+        return self._from_units(u)
+
     def sample(self, n: int, random_state: RandomStateLike = None) -> pd.DataFrame:
         """Draw ``n`` i.i.d. points (``random_state=None``: fresh OS entropy)."""
         n = check_int(n, "n", "ProductReference.sample", 0)

@@ -880,12 +880,13 @@ class TreatmentModel:
             warnings.warn(msg, OverlapWarning, stacklevel=3)
             notes.append("Weak overlap: large Riesz second moment.")
         repairs = tuple(g for r in reps for g in r["repairs"])
-        if any(g.min_eigenvalue < 0 for g in repairs):
+        flagged = [g for g in repairs if g.min_eigenvalue < 0 or g.ill_conditioned]
+        if flagged:
             warnings.warn(
-                f"{self._name}: {sum(g.min_eigenvalue < 0 for g in repairs)} deconvolved Gram "
-                "matrix(es) were indefinite (smallest eigenvalue "
-                f"{min(g.min_eigenvalue for g in repairs):.3g}); eigenvalues were floored at the "
-                "estimated noise level. See results.diagnostics.gram_repairs.",
+                f"{self._name}: {len(flagged)} deconvolved Gram matrix(es) were indefinite or "
+                "near-singular (smallest eigenvalue "
+                f"{min(g.min_eigenvalue for g in repairs):.3g}); eigenvalues were floored. "
+                "See results.diagnostics.gram_repairs.",
                 IndefiniteGramWarning,
                 stacklevel=3,
             )

@@ -37,6 +37,9 @@ class GramRepair:
         Eigenvalue floor applied.
     n_floored : int
         Number of eigenvalues raised to the floor.
+    ill_conditioned : bool
+        Whether an eigenvalue was below the *relative* floor (``floor_rel`` times the mean
+        positive eigenvalue): collinear or empty directions rather than noise alone.
 
     Examples
     --------
@@ -52,6 +55,7 @@ class GramRepair:
     min_eigenvalue: float
     floor: float
     n_floored: int
+    ill_conditioned: bool = False
 
 
 def repair_gram(
@@ -94,11 +98,12 @@ def repair_gram(
             f"{label}: the deconvolved Gram matrix has no positive eigenvalue; the design is "
             "degenerate (constant or empty treatment arm?)."
         )
-    floor = max(floor_rel * float(pos.mean()), float(noise_floor))
+    rel_floor = floor_rel * float(pos.mean())
+    floor = max(rel_floor, float(noise_floor))
     low = lam < floor
     if not np.any(low):
         return G, None
-    info = GramRepair(label, float(lam.min()), floor, int(low.sum()))
+    info = GramRepair(label, float(lam.min()), floor, int(low.sum()), bool(lam.min() < rel_floor))
     lam = np.where(low, floor, lam)
     return (vec * lam) @ vec.T, info
 
