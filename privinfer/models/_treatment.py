@@ -73,6 +73,7 @@ from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._crossfit import draw_cluster_folds, draw_folds, median_aggregate
 from privinfer.nuisance.basis import PolynomialBasis
 from privinfer.nuisance.crossval import private_cv_series
+from privinfer.nuisance.kernel import KernelReference, private_kernel_regression
 from privinfer.nuisance.logit import fit_private_logit
 from privinfer.nuisance.series import GramRepair, gram_noise_level, repair_gram
 from privinfer.results import (
@@ -87,6 +88,7 @@ __all__ = ["TreatmentModel"]
 
 Estimand = Literal["ate", "att", "pom"]
 RieszRoute = Literal["auto", "propensity"]
+OutcomeRoute = Literal["series", "kernel"]
 
 #: Cells (rows x basis functions) of the basis built at once: about 16 MB per matrix, small
 #: enough to stay in cache, large enough for efficient BLAS calls.
@@ -146,6 +148,7 @@ class TreatmentModel:
         mechanism: AlphaIdentity | None = None,
         degree: int | str | None = None,
         riesz: RieszRoute = "auto",
+        outcome_model: OutcomeRoute = "series",
         n_folds: int = 5,
         n_rep: int = 1,
         clip: float = 0.01,
@@ -183,6 +186,11 @@ class TreatmentModel:
         self.clip = check_in_interval(clip, "clip", owner, 0.0, 0.5, high_open=True)
         self.reference_size = check_int(reference_size, "reference_size", owner, 64)
         self.riesz = riesz
+        if outcome_model not in ("series", "kernel"):
+            raise ValueError(
+                f"{owner}: outcome_model must be 'series' or 'kernel'; got {outcome_model!r}."
+            )
+        self.outcome_model = outcome_model
         if split_nuisances is None:
             split_nuisances = mechanism.alpha < 1.0 and self.n_folds >= 3
         if not isinstance(split_nuisances, bool):
@@ -210,6 +218,14 @@ class TreatmentModel:
             raise DataMismatchError(f"{owner}: outcome {outcome!r} must be numeric and finite.")
         levels, codes = self._treatment_levels(data[treatment], reference_level, owner)
         self.levels, self.y, self.d = levels, y, codes
+        if outcome_model == "kernel":
+            cat = [t for t in self.spec.categorical_terms]
+            if riesz != "auto" or weights is not None or self.spec.public_names or cat:
+                raise ValueError(
+                    f"{owner}: outcome_model='kernel' supports riesz='auto', no sampling "
+                    "weights and continuous private covariates only (no public or categorical "
+                    "covariate terms)."
+                )
         self.U_priv = self.spec.private_design(released)
         self.U_pub = self.spec.public_design(released)
         if self.U_priv.shape[0] != len(data):
@@ -234,6 +250,7 @@ class TreatmentModel:
         mechanism: AlphaIdentity | None = None,
         degree: int | str | None = None,
         riesz: RieszRoute = "auto",
+        outcome_model: OutcomeRoute = "series",
         n_folds: int = 5,
         n_rep: int = 1,
         clip: float = 0.01,
@@ -253,6 +270,7 @@ class TreatmentModel:
             mechanism=mechanism,
             degree=degree,
             riesz=riesz,
+            outcome_model=outcome_model,
             n_folds=n_folds,
             n_rep=n_rep,
             clip=clip,
@@ -468,6 +486,39 @@ class TreatmentModel:
         )
         return PrivateResults(record)
 
+    def _kernel_outcome(
+        self,
+        train: IntArray,
+        rows: IntArray,
+        U_ref: FloatArray,
+        ref_weights: FloatArray,
+        kernel_ref: Any,
+    ) -> tuple[FloatArray, FloatArray]:
+        r"""Private Nadaraya–Watson fits of :math:`\mu(k, \cdot)` on the training rows.
+
+        Returns the fits at the held-out ``rows`` (n_f x L) and at the reference points
+        (M x L); the latter give the reference terms :math:`E_{\bar Q}\hat\mu_k`,
+        :math:`E_{\bar Q}\hat\mu_k^2` and :math:`E_{\bar Q}[p_j\hat\mu_k]` of the score
+        (seed 003, Example 11). Bandwidth by Scott's rule on the private spread.
+        """
+        L = len(self.levels)
+        x_eval = np.vstack([self.U_priv[rows], U_ref])
+        at_rows = np.empty((rows.size, L))
+        at_ref = np.empty((U_ref.shape[0], L))
+        for k in range(L):
+            tr = train[self.d[train] == k]
+            fit = private_kernel_regression(
+                self.y[tr],
+                self.U_priv[tr],
+                alpha=self.mechanism.alpha,
+                reference=kernel_ref,
+                x_eval=x_eval,
+                warn=False,
+            )
+            at_rows[:, k] = fit.predictions[: rows.size]
+            at_ref[:, k] = fit.predictions[rows.size :]
+        return at_rows, at_ref
+
     def _degree_by_private_cv(
         self,
         build: Any,
@@ -611,6 +662,11 @@ class TreatmentModel:
         theta_w = None
         has_a = st.AA is not None
         noisy = alpha < 1.0
+        kernel_ref = (
+            KernelReference(x=U_ref, cat=None, weights=ref_weights)
+            if self.outcome_model == "kernel"
+            else None
+        )
         m, R = ref.mean, ref.outer
 
         def fit_on(sel: np.ndarray, f: int) -> dict[str, Any]:
@@ -658,10 +714,12 @@ class TreatmentModel:
                 # outcome and Riesz fits on disjoint training folds: their errors are
                 # independent, removing the own-noise product bias (double cross-fitting)
                 half = F // 2
-                fit_mu = fit_on((offsets >= 1) & (offsets <= half), f)
+                mu_folds = (offsets >= 1) & (offsets <= half)
+                fit_mu = fit_on(mu_folds, f)
                 fit_rho = fit_on(offsets > half, f)
             else:
-                fit_mu = fit_rho = fit_on(offsets >= 1, f)
+                mu_folds = offsets >= 1
+                fit_mu = fit_rho = fit_on(mu_folds, f)
             betas = [np.linalg.solve(G, c) for G, c in zip(fit_mu["G"], fit_mu["c"], strict=True)]
             if self.riesz == "auto":
                 thetas = [np.linalg.solve(G, fit_rho["e_phi"]) for G in fit_rho["G"]]
@@ -684,6 +742,15 @@ class TreatmentModel:
                 P_ref1 = np.column_stack([np.ones(U_ref.shape[0]), basis.private_only(U_ref)])
             rows_f = np.flatnonzero(folds == f)
             offset = 0
+            if self.outcome_model == "kernel":
+                mu_rows, mu_ref = self._kernel_outcome(
+                    np.flatnonzero(np.isin(folds, np.flatnonzero(mu_folds))),
+                    rows_f,
+                    U_ref,
+                    ref_weights,
+                    kernel_ref,
+                )
+                P_ref_k = basis.private_only(U_ref)
             if self.riesz == "propensity":
                 t_f = np.column_stack([np.ones(rows_f.size), self.U_pub[rows_f]]) @ g_pub
                 if noisy:
@@ -707,16 +774,40 @@ class TreatmentModel:
             for rows in self._chunks(rows_f, J):
                 A, Phi = self._design(basis, rows)
                 yy, dd = self.y[rows], self.d[rows]
-                MU = Phi @ np.column_stack(betas)
+                if self.outcome_model == "kernel":
+                    # a kernel fit is not a series: its reference terms come from the fit
+                    # evaluated at the reference points, E[mu(X)], E[mu^2(X)], E[p_j mu(X)]
+                    MU = mu_rows[offset : offset + rows.size]
+                    q_mu = [np.asarray(ref_weights @ mu_ref[:, k]) for k in range(L)]
+
+                    def q_cross(
+                        theta: FloatArray,
+                        k: int,
+                        p_ref: FloatArray = P_ref_k,
+                        mu: FloatArray = mu_ref,
+                    ) -> FloatArray:
+                        return np.asarray((p_ref @ theta * ref_weights) @ mu[:, k])
+
+                    q_sq = [np.asarray(ref_weights @ mu_ref[:, k] ** 2) for k in range(L)]
+                else:
+                    MU = Phi @ np.column_stack(betas)
+                    q_mu = [qbar_linear(b, m, A) for b in betas]
+
+                    def q_cross(
+                        theta: FloatArray,
+                        k: int,
+                        b: list[FloatArray] = betas,
+                        a: FloatArray | None = A,
+                    ) -> FloatArray:
+                        return qbar_quadratic(theta, b[k], R, a)
+
+                    q_sq = [qbar_quadratic(b, b, R, A) for b in betas]
                 mu_d = MU[np.arange(rows.size), dd]
-                q_mu = [qbar_linear(b, m, A) for b in betas]
                 # private out-of-fold risk E(Y - mu(D, X))^2
                 qr = np.zeros(rows.size)
                 for k in range(L):
                     sel = dd == k
-                    qr = qr + sel * (
-                        yy**2 - 2 * yy * q_mu[k] + qbar_quadratic(betas[k], betas[k], R, A)
-                    )
+                    qr = qr + sel * (yy**2 - 2 * yy * q_mu[k] + q_sq[k])
                 risk[rows] = invert((yy - mu_d) ** 2, qr, alpha)
                 if self.riesz == "auto":
                     for k in range(L):
@@ -724,8 +815,7 @@ class TreatmentModel:
                         rho_fn = Phi @ thetas[k]
                         s = MU[:, k] + isk * rho_fn * (yy - MU[:, k])
                         qs = q_mu[k] + isk * (
-                            yy * qbar_linear(thetas[k], m, A)
-                            - qbar_quadratic(thetas[k], betas[k], R, A)
+                            yy * qbar_linear(thetas[k], m, A) - q_cross(thetas[k], k)
                         )
                         pom_phi[rows, k] = invert(s, qs, alpha)
                         riesz2[rows, k] = invert(
@@ -736,8 +826,7 @@ class TreatmentModel:
                         wv = Phi @ theta_w
                         s = d1 * (yy - MU[:, 0]) - (1 - d1) * wv * (yy - MU[:, 0])
                         qs = d1 * (yy - q_mu[0]) - (1 - d1) * (
-                            yy * qbar_linear(theta_w, m, A)
-                            - qbar_quadratic(theta_w, betas[0], R, A)
+                            yy * qbar_linear(theta_w, m, A) - q_cross(theta_w, 0)
                         )
                         att_phi[rows] = invert(s, qs, alpha)
                         riesz2[rows, L] = invert(
@@ -842,7 +931,9 @@ class TreatmentModel:
 
         errors: dict[str, float] = {}
         notes: list[str] = []
-        if self.riesz == "auto" and not ref.exact:
+        if self.outcome_model == "kernel":
+            notes.append("Kernel outcome regression: reference error not decomposed.")
+        elif self.riesz == "auto" and not ref.exact:
             if self._estimand == "att":
                 wt = np.ones(self.d.size) if self.w is None else self.w
                 p1 = float(np.mean(wt * (self.d == 1)))
