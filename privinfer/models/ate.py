@@ -31,6 +31,12 @@ class PrivateATE(TreatmentModel):
         lowered until the smallest arm has 20 rows per basis function. ``"cv"`` picks
         the degree in 1..3 minimising the private out-of-fold outcome risk
         (:func:`privinfer.nuisance.private_cv_series`).
+    outcome_model : {"series", "kernel"}, default="series"
+        Outcome regression: the polynomial series of ``degree``, or the private
+        Nadaraya–Watson fit (binned, Scott bandwidth on the private spread; seed 003
+        Example 11) whose reference terms come from evaluating the fit at the reference
+        points. ``"kernel"`` needs ``riesz="auto"``, continuous private covariates only and
+        no sampling weights; the Riesz representer stays the automatic series one.
     riesz : {"auto", "propensity"}, default="auto"
         Automatic Riesz representer from the same basis (no propensity), or inverse
         propensity weights from a private logistic regression clipped at ``clip``.

@@ -147,3 +147,14 @@ def test_level_with_no_released_row_warns():
         )
     assert np.isfinite(res.params["ATE"])
     assert res.diagnostics.gram_repairs
+
+
+def test_kernel_outcome_route_restrictions(data, mech):
+    with pytest.raises(ValueError, match="outcome_model must be"):
+        pi.PrivateATE.from_formula("y ~ d | x", data, mechanism=mech, outcome_model="forest")
+    with pytest.raises(ValueError, match="continuous private covariates only"):
+        pi.PrivateATE.from_formula("y ~ d | x + w", data, mechanism=mech, outcome_model="kernel")
+    with pytest.raises(ValueError, match="riesz='auto'"):
+        pi.PrivateATE.from_formula(
+            "y ~ d | x", data, mechanism=mech, outcome_model="kernel", riesz="propensity"
+        )
