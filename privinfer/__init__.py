@@ -15,7 +15,7 @@ from typing import Any
 
 from privinfer import exceptions, inversion, pml
 from privinfer.mechanisms import AlphaIdentity, PrivacyGuarantees, reference
-from privinfer.models import PrivateATE, PrivateATT, PrivateGMM, PrivatePOM
+from privinfer.models import PrivateATE, PrivateATT, PrivateFunctional, PrivateGMM, PrivatePOM
 from privinfer.planner import plan
 from privinfer.results import PrivateResults, compare
 
@@ -26,6 +26,7 @@ __all__ = [
     "PrivacyGuarantees",
     "PrivateATE",
     "PrivateATT",
+    "PrivateFunctional",
     "PrivateGMM",
     "PrivatePOM",
     "PrivateResults",

@@ -19,6 +19,7 @@ __all__ = [
     "MassConditionError",
     "MechanismMismatchError",
     "MissingValueError",
+    "NonLinearFunctionalError",
     "NonSeparableTermError",
     "NotFittedError",
     "NotInInteriorError",
@@ -72,6 +73,14 @@ class NonSeparableTermError(PrivinferError, ValueError):
     The Q_X^{-1} engine evaluates reference expectations separably (DESIGN.md §4): each
     design column must be a function of public variables times a function of private
     variables. ``I(w * x)`` with ``w`` public and ``x`` private is not; write ``w:x``.
+    """
+
+
+class NonLinearFunctionalError(PrivinferError, ValueError):
+    """A user functional is not linear in the regression function mu.
+
+    The one-step estimator and its automatic Riesz representer need
+    ``f(v, mu) = c0(v) + sum_k c_k(v) mu_k``; the check is numerical (random mu, scaling).
     """
 
 

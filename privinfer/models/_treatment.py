@@ -86,7 +86,7 @@ from privinfer.results import (
 
 __all__ = ["TreatmentModel"]
 
-Estimand = Literal["ate", "att", "pom"]
+Estimand = Literal["ate", "att", "pom", "functional"]
 RieszRoute = Literal["auto", "propensity"]
 OutcomeRoute = Literal["series", "kernel"]
 
@@ -126,6 +126,11 @@ class _Stats:
     F4: FloatArray
     FR: FloatArray
     RR: FloatArray
+    #: sums of c_k(v) * phi, c_k(v) * a and c_k(v) over each fold for a user functional
+    #: chi = E[c0(V) + sum_k c_k(V) mu(k, X)] (None for the built-in estimands)
+    PC: FloatArray | None = None
+    AC: FloatArray | None = None
+    CW: FloatArray | None = None
 
     def train(self, name: str, f: int) -> Any:
         arr = getattr(self, name)
@@ -137,6 +142,10 @@ class TreatmentModel:
 
     _estimand: Estimand = "ate"
     _name = "TreatmentModel"
+    #: public weights c_k(v) (n x L) and offsets c0(v) of a user functional; None otherwise
+    C: FloatArray | None = None
+    c0: FloatArray | None = None
+    functional_name = "functional"
 
     def __init__(
         self,
@@ -323,6 +332,8 @@ class TreatmentModel:
         lv = self.levels
         if self._estimand == "att":
             return ["ATT"]
+        if self._estimand == "functional":
+            return [self.functional_name]
         if self._estimand == "pom":
             return [f"E[Y({v})]" for v in lv]
         if len(lv) == 2:
@@ -593,6 +604,10 @@ class TreatmentModel:
             FR=np.zeros((F, L)),
             RR=np.zeros((F, L)),
         )
+        if self.C is not None:
+            st.PC = np.zeros((F, L, J))
+            st.AC = np.zeros((F, L, J)) if has_a else None
+            st.CW = np.zeros((F, L))
         RR = R * R
         key = folds * L + self.d
         order = np.argsort(key, kind="stable")
@@ -623,6 +638,12 @@ class TreatmentModel:
                     st.FR[f, k] += float(np.sum(weighted_cross(pa, w2) * R))
                     a2 = A * A
                     st.RR[f, k] += float(np.sum(weighted_cross(a2, w2) * RR))
+                if self.C is not None:
+                    wc = wr[:, None] * self.C[rows]
+                    st.PC[f] += wc.T @ Phi  # type: ignore[index]
+                    st.CW[f] += wc.sum(axis=0)  # type: ignore[index]
+                    if A is not None:
+                        st.AC[f] += wc.T @ A  # type: ignore[index]
                 if A is not None:
                     st.AA[f, k] += weighted_cross(A, wr)  # type: ignore[index]
                     st.Ay[f, k] += (wr * yy) @ A  # type: ignore[index]
@@ -706,6 +727,10 @@ class TreatmentModel:
             out["e_dphi"] = invert(
                 pP1[-1] / n_tr, (pA1[-1] / n_tr if has_a else pcnt[-1] / n_tr) * m, alpha
             )
+            if self.C is not None:
+                pPC = st.PC[sel].sum(0)  # type: ignore[index]
+                pub = st.AC[sel].sum(0) if has_a else st.CW[sel].sum(0)[:, None]  # type: ignore[index]
+                out["e_cphi"] = [invert(pPC[k] / n_tr, pub[k] / n_tr * m, alpha) for k in range(L)]
             return out
 
         for f in range(F):
@@ -722,7 +747,13 @@ class TreatmentModel:
                 fit_mu = fit_rho = fit_on(mu_folds, f)
             betas = [np.linalg.solve(G, c) for G, c in zip(fit_mu["G"], fit_mu["c"], strict=True)]
             if self.riesz == "auto":
-                thetas = [np.linalg.solve(G, fit_rho["e_phi"]) for G in fit_rho["G"]]
+                if self.C is None:
+                    thetas = [np.linalg.solve(G, fit_rho["e_phi"]) for G in fit_rho["G"]]
+                else:  # Riesz representer of the user functional: G_k theta_k = E[c_k phi]
+                    thetas = [
+                        np.linalg.solve(G, e)
+                        for G, e in zip(fit_rho["G"], fit_rho["e_cphi"], strict=True)
+                    ]
                 if self._estimand == "att":
                     theta_w = np.linalg.solve(fit_rho["G"][0], fit_rho["e_dphi"])
             else:
@@ -813,8 +844,9 @@ class TreatmentModel:
                     for k in range(L):
                         isk = (dd == k).astype(float)
                         rho_fn = Phi @ thetas[k]
-                        s = MU[:, k] + isk * rho_fn * (yy - MU[:, k])
-                        qs = q_mu[k] + isk * (
+                        ck = 1.0 if self.C is None else self.C[rows, k]
+                        s = ck * MU[:, k] + isk * rho_fn * (yy - MU[:, k])
+                        qs = ck * q_mu[k] + isk * (
                             yy * qbar_linear(thetas[k], m, A) - q_cross(thetas[k], k)
                         )
                         pom_phi[rows, k] = invert(s, qs, alpha)
@@ -868,7 +900,11 @@ class TreatmentModel:
                 for k in range(L):
                     ay = st.Ay[f, k] if has_a else np.full(J, st.sy[f, k])
                     aa = st.AA[f, k] if has_a else st.cnt[f, k]
-                    lin_terms[k] += [(betas[k], a1_f, 1.0), (thetas[k], ay, 1.0)]
+                    if self.C is None:
+                        a1_k = a1_f
+                    else:
+                        a1_k = st.AC[f, k] if has_a else np.full(J, st.CW[f, k])  # type: ignore[index]
+                    lin_terms[k] += [(betas[k], a1_k, 1.0), (thetas[k], ay, 1.0)]
                     quad_terms[k].append((thetas[k], betas[k], aa, -1.0))
                 if self._estimand == "att":
                     a1_t = st.A1[f, 1] if has_a else np.full(J, st.cnt[f, 1])
@@ -889,7 +925,11 @@ class TreatmentModel:
             contrast = None
         else:
             centred = wt[:, None] * (pom_phi - pom)
-            if self._estimand == "pom":
+            if self._estimand == "functional":
+                total = self.c0 + pom_phi.sum(axis=1)
+                chi = float(wt @ total) / n
+                est, phi, contrast = np.array([chi]), (wt * (total - chi))[:, None], np.ones((L, 1))
+            elif self._estimand == "pom":
                 est, phi, contrast = pom, centred, np.eye(L)
             else:
                 contrast = np.zeros((L, L - 1))
