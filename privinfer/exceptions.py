@@ -80,7 +80,7 @@ class NonLinearFunctionalError(PrivinferError, ValueError):
     """A user functional is not linear in the regression function mu.
 
     The one-step estimator and its automatic Riesz representer need
-    ``f(v, mu) = c0(v) + sum_k c_k(v) mu_k``; the check is numerical (random mu, scaling).
+    ``f(v, mu) = c0(v) + sum_k c_k(v) mu_k``; the check is numerical (a probe mu, scaling).
     """
 
 
