@@ -3,34 +3,24 @@
 from __future__ import annotations
 
 import os
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import privinfer as pi
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from mc_gmm import iv_design as _iv_draw
+from mc_gmm import ols_design as _ols_draw
 
 SEEDS = (
     range(int(os.environ.get("PRIVINFER_ALL_SEEDS", "0")) + 1)
     if os.environ.get("PRIVINFER_ALL_SEEDS")
     else [0]
 )
-
-
-def _ols_draw(rng: np.random.Generator, n: int) -> pd.DataFrame:
-    x = rng.uniform(0, 1, n)
-    w = rng.normal(size=n) + x
-    y = 1.0 + 2.0 * x - 1.0 * w + rng.normal(size=n) * (0.5 + x)
-    return pd.DataFrame({"y": y, "x": x, "w": w})
-
-
-def _iv_draw(rng: np.random.Generator, n: int) -> pd.DataFrame:
-    z1, z2 = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
-    u = rng.normal(size=n)
-    x = 1.5 * z1 + 1.5 * z2 + 0.8 * u + rng.normal(size=n)
-    y = 0.5 + 1.0 * x + u
-    return pd.DataFrame({"y": y, "x": x, "z1": z1, "z2": z2})
 
 
 @pytest.mark.parametrize("seed", SEEDS)
