@@ -72,7 +72,7 @@ from privinfer.inversion import (
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._crossfit import draw_cluster_folds, draw_folds, median_aggregate
 from privinfer.nuisance.basis import PolynomialBasis
-from privinfer.nuisance.crossval import private_cv_series
+from privinfer.nuisance.crossval import private_cv_kernel, private_cv_series
 from privinfer.nuisance.kernel import KernelReference, private_kernel_regression
 from privinfer.nuisance.logit import fit_private_logit
 from privinfer.nuisance.series import GramRepair, gram_noise_level, repair_gram
@@ -158,6 +158,7 @@ class TreatmentModel:
         degree: int | str | None = None,
         riesz: RieszRoute = "auto",
         outcome_model: OutcomeRoute = "series",
+        kernel_bandwidth: float | Literal["scott", "cv"] = "scott",
         n_folds: int = 5,
         n_rep: int = 1,
         clip: float = 0.01,
@@ -200,6 +201,17 @@ class TreatmentModel:
                 f"{owner}: outcome_model must be 'series' or 'kernel'; got {outcome_model!r}."
             )
         self.outcome_model = outcome_model
+        if isinstance(kernel_bandwidth, str):
+            if kernel_bandwidth not in ("scott", "cv"):
+                raise ValueError(
+                    f"{owner}: kernel_bandwidth must be a positive number, 'scott' or 'cv'; got "
+                    f"{kernel_bandwidth!r}."
+                )
+        else:
+            check_in_interval(
+                kernel_bandwidth, "kernel_bandwidth", owner, 0.0, np.inf, low_open=True
+            )
+        self.kernel_bandwidth = kernel_bandwidth
         if split_nuisances is None:
             split_nuisances = mechanism.alpha < 1.0 and self.n_folds >= 3
         if not isinstance(split_nuisances, bool):
@@ -260,6 +272,7 @@ class TreatmentModel:
         degree: int | str | None = None,
         riesz: RieszRoute = "auto",
         outcome_model: OutcomeRoute = "series",
+        kernel_bandwidth: float | Literal["scott", "cv"] = "scott",
         n_folds: int = 5,
         n_rep: int = 1,
         clip: float = 0.01,
@@ -280,6 +293,7 @@ class TreatmentModel:
             degree=degree,
             riesz=riesz,
             outcome_model=outcome_model,
+            kernel_bandwidth=kernel_bandwidth,
             n_folds=n_folds,
             n_rep=n_rep,
             clip=clip,
@@ -504,13 +518,16 @@ class TreatmentModel:
         U_ref: FloatArray,
         ref_weights: FloatArray,
         kernel_ref: Any,
+        folds: IntArray,
     ) -> tuple[FloatArray, FloatArray]:
         r"""Private Nadaraya–Watson fits of :math:`\mu(k, \cdot)` on the training rows.
 
         Returns the fits at the held-out ``rows`` (n_f x L) and at the reference points
         (M x L); the latter give the reference terms :math:`E_{\bar Q}\hat\mu_k`,
         :math:`E_{\bar Q}\hat\mu_k^2` and :math:`E_{\bar Q}[p_j\hat\mu_k]` of the score
-        (seed 003, Example 11). Bandwidth by Scott's rule on the private spread.
+        (seed 003, Example 11). Bandwidth: ``kernel_bandwidth`` — a number, Scott's rule on
+        the private spread (default), or private cross-validation over multiples of it,
+        reusing the training rows' cross-fitting folds as CV folds.
         """
         L = len(self.levels)
         x_eval = np.vstack([self.U_priv[rows], U_ref])
@@ -518,12 +535,27 @@ class TreatmentModel:
         at_ref = np.empty((U_ref.shape[0], L))
         for k in range(L):
             tr = train[self.d[train] == k]
+            bandwidth: Any = self.kernel_bandwidth
+            cv_folds = np.unique(folds[tr], return_inverse=True)[1]
+            if bandwidth == "cv" and cv_folds.max() >= 1:
+                cv = private_cv_kernel(
+                    self.y[tr],
+                    self.U_priv[tr],
+                    alpha=self.mechanism.alpha,
+                    reference=kernel_ref,
+                    n_folds=int(cv_folds.max()) + 1,
+                    folds=cv_folds,
+                )
+                bandwidth = cv.choice
+            elif bandwidth == "cv":
+                bandwidth = "scott"
             fit = private_kernel_regression(
                 self.y[tr],
                 self.U_priv[tr],
                 alpha=self.mechanism.alpha,
                 reference=kernel_ref,
                 x_eval=x_eval,
+                bandwidth=bandwidth,
                 warn=False,
             )
             at_rows[:, k] = fit.predictions[: rows.size]
@@ -780,6 +812,7 @@ class TreatmentModel:
                     U_ref,
                     ref_weights,
                     kernel_ref,
+                    folds,
                 )
                 P_ref_k = basis.private_only(U_ref)
             if self.riesz == "propensity":

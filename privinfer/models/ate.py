@@ -37,6 +37,10 @@ class PrivateATE(TreatmentModel):
         Example 11) whose reference terms come from evaluating the fit at the reference
         points. ``"kernel"`` needs ``riesz="auto"``, continuous private covariates only and
         no sampling weights; the Riesz representer stays the automatic series one.
+    kernel_bandwidth : float, "scott" or "cv", default="scott"
+        Bandwidth of the kernel outcome route: a number (on the covariates' scale),
+        Scott's rule on the private spread, or private cross-validation over multiples
+        of it (:func:`privinfer.nuisance.private_cv_kernel`; about 20x slower).
     riesz : {"auto", "propensity"}, default="auto"
         Automatic Riesz representer from the same basis (no propensity), or inverse
         propensity weights from a private logistic regression clipped at ``clip``.

@@ -158,3 +158,25 @@ def test_kernel_outcome_route_restrictions(data, mech):
         pi.PrivateATE.from_formula(
             "y ~ d | x", data, mechanism=mech, outcome_model="kernel", riesz="propensity"
         )
+
+
+def test_kernel_bandwidth_validation_and_cv_option():
+    rng = np.random.default_rng(1)
+    n = 1500
+    x = rng.uniform(0, 1, n)
+    d = rng.integers(0, 2, n)
+    data = pd.DataFrame({"y": d + np.sin(3 * x) + rng.normal(size=n), "d": d, "x": x})
+    mech = pi.AlphaIdentity(0.8, {"x": pi.reference.Uniform(0, 1)})
+    with pytest.raises(ValueError, match="kernel_bandwidth"):
+        pi.PrivateATE.from_formula(
+            "y ~ d | x", data, mechanism=mech, outcome_model="kernel", kernel_bandwidth=-1.0
+        )
+    with pytest.raises(ValueError, match="kernel_bandwidth must be"):
+        pi.PrivateATE.from_formula(
+            "y ~ d | x", data, mechanism=mech, outcome_model="kernel", kernel_bandwidth="silverman"
+        )
+    released = mech.privatize(data, random_state=2)
+    res = pi.PrivateATE.from_formula(
+        "y ~ d | x", released, mechanism=mech, outcome_model="kernel", kernel_bandwidth="cv"
+    ).fit(random_state=3)
+    assert abs(res.params["ATE"] - 1.0) < 5 * res.bse["ATE"]
