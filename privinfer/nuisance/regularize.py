@@ -1,0 +1,529 @@
+r"""Regularisation chosen for the estimator: spectral ridge paths and private CV.
+
+Every private series fit solves a linear system in a deconvolved Gram matrix ``G``:
+the outcome regression :math:`G\beta = c` and the automatic Riesz representer
+:math:`G\theta = M`. With the eigendecomposition :math:`G = \sum_j\lambda_j u_ju_j'`, the
+ridge fit with penalty :math:`\lambda` is
+
+.. math:: \beta(\lambda) = \sum_j \frac{u_j'c}{\lambda_j + \lambda}\,u_j,
+
+so the whole path over :math:`\lambda` costs one eigendecomposition. Its shrink factor
+in direction ``j`` is :math:`s_j = \lambda_j / (\lambda_j + \lambda)`.
+
+Each fit gets its **own** penalty (and its own sieve), chosen by its **own** private
+cross-validation loss, both separable and unbiased under :math:`Q_X^{-1}` (DESIGN §6b):
+
+* outcome: :math:`E(Y - \beta'\varphi)^2 - EY^2 = \beta'G_f\beta - 2\beta'c_f` on a
+  held-out fold ``f``;
+* Riesz: :math:`E[\rho^2 - 2m(\rho)] = \theta'G_f\theta - 2\theta'M_f`.
+
+With separate shrinkage the one-step estimator's regularisation bias is
+:math:`-\sum_j (e_jc_j/\lambda_j)(1 - s^\mu_j)(1 - s^\rho_j)`, a product of the two fits'
+shrinkages; a common floor on both fits makes it :math:`(1 - s_j)^2`, first order where
+the floor dominates (Kormos and van der Vaart, 2026). A floor survives only as a last
+resort for eigenvalues that stay non-positive after the penalty, and it is counted.
+
+:func:`bias_aware_critical_value` gives the critical value of the bias-aware interval of
+Armstrong and Kolesár (2020).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import brentq
+from scipy.stats import norm
+
+from privinfer._typing import FloatArray, IntArray
+from privinfer._validation import check_in_interval
+from privinfer.exceptions import DataMismatchError
+
+__all__ = [
+    "DEFAULT_RIDGE_GRID",
+    "CrossFitFits",
+    "SpectralChoice",
+    "bias_aware_critical_value",
+    "cv_spectral",
+    "fit_crossfit",
+    "ridge_path",
+    "spectral_solve",
+    "train_average",
+]
+
+#: Relative ridges tried by default: 0 and ``10^{-k/2}`` times the mean eigenvalue,
+#: k = 0..16 (1 down to 1e-8).
+DEFAULT_RIDGE_GRID: tuple[float, ...] = (0.0, *(10.0 ** (-k / 2) for k in range(16, -1, -1)))
+#: The choice minimises the CV loss plus this many fold standard errors of it: the
+#: held-out private loss is unbiased but heavy-tailed for large coefficients, and a plain
+#: minimum over many (sieve, ridge) pairs picks such fits by chance.
+SE_PENALTY = 1.0
+#: The "looser" comparison fit behind the bias bound uses the chosen ridge over this factor.
+LOOSEN = 100.0
+#: Last-resort floor of ``lambda_j + lambda``, relative to the mean absolute eigenvalue.
+_LAST_RESORT = 1e-10
+
+
+def _check_sym(G: FloatArray, owner: str) -> FloatArray:
+    G = np.asarray(G, dtype=float)
+    if G.ndim != 2 or G.shape[0] != G.shape[1]:
+        raise DataMismatchError(f"{owner}: G must be a square matrix; got shape {G.shape}.")
+    return 0.5 * (G + G.T)
+
+
+def ridge_path(
+    G: FloatArray, rhs: FloatArray, ridges: Sequence[float], *, free_first: bool = True
+) -> tuple[FloatArray, IntArray]:
+    r"""Spectral ridge fits for every ``lambda`` at once, the constant left unpenalised.
+
+    Minimises :math:`\theta'G\theta - 2\theta'r + \lambda\|D\theta\|^2` with
+    :math:`D = I` minus the first coordinate (the constant basis function) when
+    ``free_first``. Profiling out the constant leaves the Schur complement
+    :math:`S = G_{11} - g_{10}g_{01}/g_{00}` and :math:`b(\lambda) = (S + \lambda I)^{-1}
+    (r_1 - g_{10}r_0/g_{00})`, :math:`a = (r_0 - g_{01}b)/g_{00}`; one eigendecomposition of
+    ``S`` gives the path. Shrinking the constant would bias the level of both the outcome
+    and the Riesz fit, the leading term of the product bias of the one-step estimator.
+
+    Parameters
+    ----------
+    G : ndarray of shape (J, J)
+        Symmetric (possibly indefinite) deconvolved Gram matrix.
+    rhs : ndarray of shape (J,)
+        Right-hand side (outcome moments ``c`` or Riesz moments ``M``).
+    ridges : sequence of float
+        Absolute penalties :math:`\lambda \ge 0`.
+    free_first : bool, default=True
+        Leave the first coefficient (the constant) unpenalised; needs ``G[0, 0] > 0``.
+
+    Returns
+    -------
+    coefs : ndarray of shape (len(ridges), J)
+        The fits.
+    n_floored : ndarray of shape (len(ridges),)
+        Directions in which :math:`\lambda_j + \lambda` was at or below the last-resort
+        floor (``1e-10`` times the mean absolute eigenvalue) and was raised to it.
+
+    Examples
+    --------
+    >>> G = np.array([[2.0, 0.5], [0.5, 1.0]]); r = np.array([1.0, -1.0])
+    >>> coefs, floored = ridge_path(G, r, [0.0, 0.3], free_first=False)
+    >>> bool(np.allclose(coefs[1], np.linalg.solve(G + 0.3 * np.eye(2), r)))
+    True
+    >>> coefs, _ = ridge_path(G, r, [0.3])  # constant unpenalised
+    >>> bool(np.allclose(coefs[0], np.linalg.solve(G + np.diag([0.0, 0.3]), r)))
+    True
+    >>> floored.tolist()
+    [0, 0]
+    """
+    G = _check_sym(G, "ridge_path")
+    r_all = np.asarray(rhs, dtype=float)
+    lam_r = np.asarray(list(ridges), dtype=float)
+    J = G.shape[0]
+    free = free_first and J > 1 and G[0, 0] > 0
+    if free:
+        g00, g10 = G[0, 0], G[1:, 0]
+        S = G[1:, 1:] - np.outer(g10, g10) / g00
+        rr = r_all[1:] - g10 * r_all[0] / g00
+    else:
+        S, rr = G, r_all
+    lam, U = np.linalg.eigh(S)
+    z = U.T @ rr
+    eps = _LAST_RESORT * max(float(np.mean(np.abs(lam))), np.finfo(float).tiny)
+    den = lam[None, :] + lam_r[:, None]
+    floored = (den <= eps).sum(axis=1)
+    den = np.maximum(den, eps)
+    b = (z[None, :] / den) @ U.T
+    if not free:
+        return b, floored.astype(np.int64)
+    a = (r_all[0] - b @ g10) / g00
+    return np.column_stack([a, b]), floored.astype(np.int64)
+
+
+def _penalised_scale(G: FloatArray) -> float:
+    """Mean eigenvalue of the penalised block (Schur complement of the constant)."""
+    J = G.shape[0]
+    if J > 1 and G[0, 0] > 0:
+        tr = float(np.trace(G[1:, 1:]) - G[1:, 0] @ G[1:, 0] / G[0, 0]) / (J - 1)
+    else:
+        tr = float(np.trace(G)) / J
+    return max(tr, np.finfo(float).tiny)
+
+
+def spectral_solve(
+    G: FloatArray, rhs: FloatArray, ridge: float, subset: IntArray | None = None
+) -> tuple[FloatArray, int]:
+    r"""One ridge fit on a sub-basis, padded with zeros to the full basis.
+
+    Parameters
+    ----------
+    G : ndarray of shape (J, J)
+        Gram matrix of the full basis.
+    rhs : ndarray of shape (J,)
+        Moments of the full basis.
+    ridge : float
+        Absolute penalty.
+    subset : ndarray of int, optional
+        Indices of the sub-basis (default: all).
+
+    Returns
+    -------
+    coef : ndarray of shape (J,)
+        Zero outside ``subset``.
+    n_floored : int
+        Directions raised to the last-resort floor.
+
+    Examples
+    --------
+    >>> G = np.diag([1.0, 2.0, 4.0]); r = np.ones(3)
+    >>> coef, k = spectral_solve(G, r, 0.0, np.array([0, 2]))
+    >>> coef.tolist(), k
+    ([1.0, 0.0, 0.25], 0)
+    """
+    G = np.asarray(G, dtype=float)
+    idx = np.arange(G.shape[0]) if subset is None else np.asarray(subset, dtype=np.int64)
+    coefs, floored = ridge_path(G[np.ix_(idx, idx)], np.asarray(rhs, dtype=float)[idx], [ridge])
+    out = np.zeros(G.shape[0])
+    out[idx] = coefs[0]
+    return out, int(floored[0])
+
+
+def train_average(
+    G_folds: FloatArray, rhs_folds: FloatArray, n_rows: FloatArray, mask: np.ndarray
+) -> tuple[FloatArray, FloatArray]:
+    """Row-weighted average of per-fold means over the folds in ``mask``.
+
+    Examples
+    --------
+    >>> G = np.stack([np.eye(1), 3 * np.eye(1)]); r = np.array([[1.0], [3.0]])
+    >>> Gt, rt = train_average(G, r, np.array([1.0, 3.0]), np.array([True, True]))
+    >>> Gt.tolist(), rt.tolist()
+    ([[2.5]], [2.5])
+    """
+    w = np.where(mask, np.asarray(n_rows, dtype=float), 0.0)
+    w = w / w.sum()
+    return np.tensordot(w, G_folds, 1), w @ rhs_folds
+
+
+@dataclass(frozen=True)
+class SpectralChoice:
+    r"""A sieve and a ridge chosen by private K-fold cross-validation.
+
+    Attributes
+    ----------
+    candidate : int
+        Index of the chosen sub-basis among the candidates.
+    subset : ndarray of int
+        Its basis functions (indices into the full basis).
+    ridge : float
+        Chosen absolute penalty :math:`\lambda`.
+    relative_ridge : float
+        :math:`\lambda` over the mean eigenvalue of the training Gram matrices.
+    loss : float
+        Private CV loss at the choice (row-weighted mean over folds).
+    table : DataFrame
+        ``candidate``, ``n_basis``, ``relative_ridge``, ``ridge``, ``loss``, ``fold_se``
+        and ``n_floored`` of every (candidate, ridge) pair.
+    mean_shrink : float
+        Mean shrink factor :math:`\bar s = J^{-1}\sum_j s_j` of the chosen fit over the
+        eigen-directions of the average training Gram matrix (1: no shrinkage).
+    """
+
+    candidate: int
+    subset: IntArray
+    ridge: float
+    relative_ridge: float
+    loss: float
+    table: pd.DataFrame
+    mean_shrink: float
+
+
+def cv_spectral(
+    G_folds: FloatArray,
+    rhs_folds: FloatArray,
+    n_rows: FloatArray,
+    *,
+    candidates: Sequence[IntArray] | None = None,
+    ridges: Sequence[float] = DEFAULT_RIDGE_GRID,
+    const_folds: FloatArray | None = None,
+    min_ridge: float = 0.0,
+    se_penalty: float = SE_PENALTY,
+) -> SpectralChoice:
+    r"""Choose a sub-basis and a ridge by the private held-out loss :math:`\theta'G_f\theta - 2\theta'r_f`.
+
+    For every fold ``f``, candidate sub-basis and relative ridge, the fit
+    :math:`\theta_{-f} = (G_{-f} + \lambda I)^{-1}r_{-f}` on the other folds (their
+    row-weighted average) is scored on fold ``f``. Outcome fits (``r = c``) give the private
+    out-of-fold squared error minus :math:`EY^2`; Riesz fits (``r = M``) the Riesz loss
+    :math:`E[\rho^2 - 2m(\rho)]`. Both are unbiased for the true-data losses given the fit
+    because ``G_f`` and ``r_f`` are (DESIGN §4), and independent of the fit's noise
+    because fold ``f`` is held out. One eigendecomposition per (fold, candidate) gives
+    the whole ridge path.
+
+    Parameters
+    ----------
+    G_folds : ndarray of shape (F, J, J)
+        Per-fold private Gram matrices (means over each fold's rows).
+    rhs_folds : ndarray of shape (F, J)
+        Per-fold private moments ``c`` or ``M``.
+    n_rows : ndarray of shape (F,)
+        Rows (or total weight) behind each fold.
+    candidates : sequence of int arrays, optional
+        Sub-bases (indices into the ``J`` functions); default: the full basis only.
+    ridges : sequence of float
+        Ridges relative to the mean eigenvalue of each training Gram matrix.
+    const_folds : ndarray of shape (F,), optional
+        Constant added to each fold's loss (:math:`\overline{y^2}` for outcomes); it
+        does not change the choice.
+    min_ridge : float, default=0.0
+        Smallest admissible *absolute* ridge, e.g. the estimated sampling noise of the
+        private Gram matrix (:func:`~privinfer.nuisance.series.gram_noise_level`):
+        directions below the noise cannot be learned, and an unbounded inverse makes the
+        held-out loss (unbiased but unbounded below) pick fits by chance. Grid points below
+        it are raised to it. Pairs whose fit needed the last-resort floor in some fold are
+        never chosen.
+
+    Returns
+    -------
+    SpectralChoice
+
+    Raises
+    ------
+    DataMismatchError
+        If the shapes disagree.
+
+    Examples
+    --------
+    Outcome regression at ``alpha = 1`` with a useless third basis function: the
+    candidate without it wins and almost no ridge is needed.
+
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.column_stack([np.ones(3000), rng.normal(size=(3000, 2))])
+    >>> y = X[:, 0] + X[:, 1] + rng.normal(size=3000)
+    >>> folds = np.arange(3000) % 5
+    >>> G = np.stack([X[folds == f].T @ X[folds == f] / 600 for f in range(5)])
+    >>> c = np.stack([X[folds == f].T @ y[folds == f] / 600 for f in range(5)])
+    >>> ch = cv_spectral(G, c, np.full(5, 600.0), candidates=[np.array([0, 1]), np.arange(3)])
+    >>> ch.candidate, bool(ch.relative_ridge < 0.05)
+    (0, True)
+    """
+    owner = "cv_spectral"
+    G_folds = np.asarray(G_folds, dtype=float)
+    rhs_folds = np.asarray(rhs_folds, dtype=float)
+    n_rows = np.asarray(n_rows, dtype=float)
+    F = n_rows.size
+    if G_folds.ndim != 3 or G_folds.shape[0] != F or rhs_folds.shape != G_folds.shape[:2]:
+        raise DataMismatchError(
+            f"{owner}: G_folds (F, J, J), rhs_folds (F, J) and n_rows (F,) disagree: "
+            f"{G_folds.shape}, {rhs_folds.shape}, {n_rows.shape}."
+        )
+    if F < 2:
+        raise DataMismatchError(f"{owner}: cross-validation needs at least 2 folds; got {F}.")
+    J = G_folds.shape[1]
+    cands = [np.arange(J)] if candidates is None else [np.asarray(c, np.int64) for c in candidates]
+    rel = np.asarray(list(ridges), dtype=float)
+    if rel.size == 0 or np.any(~np.isfinite(rel)) or np.any(rel < 0):
+        raise ValueError(f"{owner}: ridges must be non-negative numbers; got {list(ridges)!r}.")
+    const = np.zeros(F) if const_folds is None else np.asarray(const_folds, dtype=float)
+    wf = n_rows / n_rows.sum()
+    rows = []
+    best = (np.inf, 0, 0)
+    for ci, idx in enumerate(cands):
+        losses = np.zeros((rel.size, F))
+        scale = np.zeros(F)
+        floored = np.zeros(rel.size, dtype=np.int64)
+        for f in range(F):
+            Gt, rt = train_average(G_folds, rhs_folds, n_rows, np.arange(F) != f)
+            Gs = Gt[np.ix_(idx, idx)]
+            scale[f] = _penalised_scale(Gs)
+            coefs, fl = ridge_path(Gs, rt[idx], np.maximum(rel * scale[f], min_ridge))
+            floored += fl
+            Gf = G_folds[f][np.ix_(idx, idx)]
+            rf = rhs_folds[f][idx]
+            losses[:, f] = const[f] + np.einsum("rj,jk,rk->r", coefs, Gf, coefs) - 2 * coefs @ rf
+        mean = losses @ wf
+        se = np.sqrt(np.maximum((losses - mean[:, None]) ** 2 @ wf, 0.0) / max(F - 1, 1))
+        for r in range(rel.size):
+            rows.append(
+                {"candidate": ci, "n_basis": idx.size, "relative_ridge": rel[r],
+                 "ridge": max(rel[r] * float(scale.mean()), min_ridge), "loss": float(mean[r]),
+                 "fold_se": float(se[r]), "n_floored": int(floored[r])}
+            )  # fmt: skip
+            crit = mean[r] + se_penalty * se[r]
+            if crit < best[0] and floored[r] == 0:
+                best = (float(crit), ci, r)
+    table = pd.DataFrame(rows)
+    _, ci, r = best
+    if not np.isfinite(best[0]):  # every pair needed the floor: the most regularised one
+        ci, r = 0, int(np.argmax(rel))
+    loss = float(table.loc[ci * rel.size + r, "loss"])
+    idx = cands[ci]
+    Gall, _ = train_average(G_folds, rhs_folds, n_rows, np.ones(F, dtype=bool))
+    Gsub = Gall[np.ix_(idx, idx)]
+    scale_all = _penalised_scale(Gsub)
+    lam_all = np.linalg.eigvalsh(Gsub[1:, 1:] if idx.size > 1 else Gsub)
+    ridge = float(max(rel[r] * scale_all, min_ridge))
+    pos = np.maximum(lam_all, 0.0)
+    shrink = float(np.mean(pos / np.maximum(pos + ridge, np.finfo(float).tiny)))
+    return SpectralChoice(ci, idx, ridge, float(rel[r]), loss, table, shrink)
+
+
+def bias_aware_critical_value(bias_over_se: float | FloatArray, level: float = 0.05) -> FloatArray:
+    r"""Critical value of the bias-aware interval (Armstrong and Kolesár, 2020).
+
+    For an estimator :math:`\hat\psi \sim N(\psi + b, \mathrm{se}^2)` with
+    :math:`|b| \le B`, the interval :math:`\hat\psi \pm \mathrm{cv}\cdot\mathrm{se}` with
+    ``cv`` the :math:`1 - a` quantile of :math:`|N(B/\mathrm{se}, 1)|`, i.e. the root of
+
+    .. math:: \Phi(\mathrm{cv} - t) - \Phi(-\mathrm{cv} - t) = 1 - a,\qquad t = B/\mathrm{se},
+
+    covers :math:`\psi` with probability at least :math:`1 - a` whatever the bias within
+    the bound. At ``t = 0`` it is the usual :math:`z_{1-a/2}`; for large ``t`` it is
+    about :math:`t + z_{1-a}`.
+
+    Parameters
+    ----------
+    bias_over_se : float or ndarray
+        :math:`t = B/\mathrm{se} \ge 0`.
+    level : float, default=0.05
+        Significance level ``a``.
+
+    Returns
+    -------
+    ndarray
+        Critical values, same shape as ``bias_over_se``.
+
+    Examples
+    --------
+    >>> round(float(bias_aware_critical_value(0.0)), 4)
+    1.96
+    >>> round(float(bias_aware_critical_value(1.0)), 4)  # Armstrong and Kolesar, Table 1
+    2.6461
+    """
+    level = check_in_interval(
+        level, "level", "bias_aware_critical_value", 0.0, 1.0, low_open=True, high_open=True
+    )
+    t = np.abs(np.asarray(bias_over_se, dtype=float))
+    if np.any(~np.isfinite(t)):
+        raise ValueError("bias_aware_critical_value: bias_over_se must be finite.")
+
+    def one(b: float) -> float:
+        if b > 10.0:  # Phi(-c - b) < 1e-23: the one-sided quantile, to machine precision
+            return float(b + norm.ppf(1 - level))
+
+        def f(c: float) -> float:
+            return float(norm.cdf(c - b) - norm.cdf(-c - b) - (1 - level))
+
+        hi = b + norm.ppf(1 - level / 2) + 1.0
+        return float(brentq(f, 0.0, hi, xtol=1e-12))
+
+    return np.vectorize(one, otypes=[float])(t)
+
+
+@dataclass(frozen=True)
+class CrossFitFits:
+    r"""Cross-fitted coefficients of one nuisance with CV-chosen sieve and ridge.
+
+    Attributes
+    ----------
+    coefs : ndarray of shape (F, J)
+        Fit used for estimation fold ``f`` (trained on ``train_masks[f]``), zero outside
+        the chosen sub-basis.
+    loose : ndarray of shape (F, J)
+        The same fits with the ridge divided by ``LOOSEN`` (100): the comparison behind
+        the estimated regularisation bias.
+    choice : SpectralChoice or None
+        The cross-validation choice (``None`` when the ridge was fixed).
+    relative_ridge : float
+        Ridge relative to the mean eigenvalue of each training Gram matrix.
+    n_floored : int
+        Directions raised to the last-resort floor over all folds.
+    """
+
+    coefs: FloatArray
+    loose: FloatArray
+    choice: SpectralChoice | None
+    relative_ridge: float
+    n_floored: int
+
+
+def fit_crossfit(
+    G_folds: FloatArray,
+    rhs_folds: FloatArray,
+    n_rows: FloatArray,
+    train_masks: np.ndarray,
+    *,
+    candidates: Sequence[IntArray] | None = None,
+    ridges: Sequence[float] = DEFAULT_RIDGE_GRID,
+    const_folds: FloatArray | None = None,
+    fixed_ridge: float | None = None,
+    min_ridge: float = 0.0,
+    loosen: float = LOOSEN,
+    se_penalty: float = SE_PENALTY,
+) -> CrossFitFits:
+    r"""Choose sieve and ridge of one nuisance by private CV, then fit it for every fold.
+
+    The choice is made once by :func:`cv_spectral` over all folds; the fit for
+    estimation fold ``f`` then uses the training folds ``train_masks[f]`` (all other folds,
+    or half of them when the outcome and Riesz fits are split) with the chosen sub-basis
+    and the chosen relative ridge. Everything comes from the per-fold sufficient
+    statistics: nothing is refitted from rows.
+
+    Parameters
+    ----------
+    G_folds, rhs_folds, n_rows
+        As in :func:`cv_spectral`.
+    train_masks : ndarray of bool, shape (F, F)
+        ``train_masks[f, g]``: fold ``g`` is in the training set of estimation fold ``f``.
+    candidates, ridges, const_folds
+        As in :func:`cv_spectral`.
+    fixed_ridge : float, optional
+        Skip cross-validation: the full basis with this relative ridge (``0``: the
+        ordinary least-squares solution, e.g. at ``alpha = 1`` with a user-chosen basis).
+    min_ridge : float, default=0.0
+        Smallest absolute ridge (see :func:`cv_spectral`); also the smallest ridge of the
+        looser comparison fit.
+
+    Returns
+    -------
+    CrossFitFits
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> X = np.column_stack([np.ones(2000), rng.normal(size=2000)])
+    >>> y = 1 + X[:, 1] + rng.normal(size=2000)
+    >>> folds = np.arange(2000) % 4
+    >>> G = np.stack([X[folds == f].T @ X[folds == f] / 500 for f in range(4)])
+    >>> c = np.stack([X[folds == f].T @ y[folds == f] / 500 for f in range(4)])
+    >>> masks = ~np.eye(4, dtype=bool)
+    >>> fits = fit_crossfit(G, c, np.full(4, 500.0), masks, fixed_ridge=0.0)
+    >>> ols = np.linalg.lstsq(X[folds != 0], y[folds != 0], rcond=None)[0]
+    >>> bool(np.allclose(fits.coefs[0], ols))
+    True
+    """
+    G_folds = np.asarray(G_folds, dtype=float)
+    rhs_folds = np.asarray(rhs_folds, dtype=float)
+    F, J = rhs_folds.shape
+    choice = None
+    if fixed_ridge is None:
+        choice = cv_spectral(
+            G_folds, rhs_folds, n_rows, candidates=candidates, ridges=ridges,
+            const_folds=const_folds, min_ridge=min_ridge, se_penalty=se_penalty,
+        )  # fmt: skip
+        subset, rel = choice.subset, choice.relative_ridge
+    else:
+        subset, rel = np.arange(J), float(fixed_ridge)
+    coefs = np.zeros((F, J))
+    loose = np.zeros((F, J))
+    n_floored = 0
+    for f in range(F):
+        Gt, rt = train_average(G_folds, rhs_folds, n_rows, np.asarray(train_masks[f], bool))
+        Gs = Gt[np.ix_(subset, subset)]
+        scale = _penalised_scale(Gs)
+        lam = max(rel * scale, min_ridge)
+        path, fl = ridge_path(Gs, rt[subset], [lam, max(lam / loosen, min_ridge)])
+        coefs[f, subset], loose[f, subset] = path[0], path[1]
+        n_floored += int(fl[0])
+    return CrossFitFits(coefs, loose, choice, rel, n_floored)
