@@ -49,13 +49,13 @@ from scipy.signal import fftconvolve
 from privinfer._typing import FloatArray, IntArray, RandomStateLike
 from privinfer._validation import check_alpha, check_in_interval, check_int
 from privinfer.exceptions import DataMismatchError, DensityFloorWarning, SingularDesignError
+from privinfer.inversion import invert, reference_design
 
 __all__ = [
     "KernelDiagnostics",
     "KernelReference",
     "KernelRegressionResult",
     "categorical_codes",
-    "invert_terms",
     "private_kernel_regression",
     "scott_bandwidth",
 ]
@@ -151,7 +151,7 @@ class KernelReference:
         >>> KernelReference.from_mechanism(mech, ["x"], m=256).x.shape
         (256, 1)
         """
-        draw = mechanism.reference.draw_for_moments(m, random_state=random_state)  # type: ignore[attr-defined]
+        draw = reference_design(mechanism, None, m, random_state)
         frame = draw.frame
         x = (
             frame[list(continuous)].to_numpy(dtype=float)
@@ -314,8 +314,8 @@ def scott_bandwidth(
         z = x[:, j]
         if alpha < 1.0 and reference is not None:
             w = reference.weights
-            m1 = (z.mean() - (1 - alpha) * (w @ reference.x[:, j])) / alpha
-            m2 = ((z**2).mean() - (1 - alpha) * (w @ reference.x[:, j] ** 2)) / alpha
+            m1 = float(invert(z.mean(), w @ reference.x[:, j], alpha))
+            m2 = float(invert((z**2).mean(), w @ reference.x[:, j] ** 2, alpha))
             var = m2 - m1**2
             sds.append(np.sqrt(var) if var > 0 else z.std())
         else:
@@ -824,8 +824,8 @@ def private_kernel_regression(
     else:
         terms, ref_err, grid_shape = _binned_terms(des, monos, need_t, grid_size)
     # deconvolve: (data - (1 - alpha) * public * reference) / alpha
-    S = invert_terms(terms["data1"], terms["pub1"] * terms["ref"], alpha)
-    T = invert_terms(terms["datay"], terms["puby"] * terms["ref"][:, :need_t], alpha)
+    S = invert(terms["data1"], terms["pub1"] * terms["ref"], alpha)
+    T = invert(terms["datay"], terms["puby"] * terms["ref"][:, :need_t], alpha)
     dens = S[:, 0]
     if np.all(dens <= 0):
         raise SingularDesignError(
@@ -879,23 +879,6 @@ def private_kernel_regression(
         reference_error=(1.0 - alpha) / alpha * ref_err / peak if peak > 0 else 0.0,
     )
     return KernelRegressionResult(pred, dens, floored, diag)
-
-
-def invert_terms(data: FloatArray, qbar: FloatArray, alpha: float) -> FloatArray:
-    r"""Deconvolve kernel sums: :math:`(\text{data} - (1-\alpha)\,\text{qbar})/\alpha`.
-
-    The reference part is dropped exactly at ``alpha = 1``, so the private fit is then
-    the ordinary one bit for bit.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> invert_terms(np.array([2.0]), np.array([1.0]), 0.5).tolist()
-    [3.0]
-    """
-    if alpha == 1.0:
-        return np.array(data, dtype=float, copy=True)
-    return (data - (1.0 - alpha) * qbar) / alpha
 
 
 def _local_linear(
