@@ -62,6 +62,7 @@ from privinfer.models._inputs import (
     resolve_mechanism,
     treatment_data,
     warn_empty_columns,
+    with_options_signature,
 )
 from privinfer.models._nuisances import (
     KernelOutcome,
@@ -144,6 +145,7 @@ class TreatmentModel:
     C: FloatArray | None = None
     c0: FloatArray | None = None
 
+    @with_options_signature
     def __init__(
         self,
         data: pd.DataFrame,
@@ -174,6 +176,7 @@ class TreatmentModel:
         )
 
     @classmethod
+    @with_options_signature
     def from_formula(
         cls,
         formula: str,
