@@ -7,9 +7,9 @@ For a function :math:`h(v, x)` of the public part ``v`` and the private covariat
     (Q_X h)(v, x) = \alpha h(v, x) + (1-\alpha)(\bar Q h)(v), \qquad
     (Q_X^{-1} h)(v, z) = \frac{h(v, z) - (1-\alpha)(\bar Q h)(v)}{\alpha},
 
-and :math:`E_{P_{VZ}}[(Q_X^{-1} h)(V, Z)] = E_{P_{VX}}[h(V, X)]` (seed 003, sec. 4.1): the
-average of :math:`Q_X^{-1}h` over released rows is unbiased for the true-data mean of
-``h``. Everything private in privinfer is this identity (DESIGN.md §4).
+and :math:`E_{P_{VZ}}[(Q_X^{-1} h)(V, Z)] = E_{P_{VX}}[h(V, X)]` (Kormos and van der
+Vaart, 2026, sec. 4.1): the average of :math:`Q_X^{-1}h` over released rows is unbiased
+for the true-data mean of ``h``. Everything private in privinfer is this identity.
 
 **Whole functions.** :math:`Q_X^{-1}` is applied to the whole function of ``x``:
 :math:`Q_X^{-1}[b b'] \ne Q_X^{-1}[b]\,Q_X^{-1}[b]'` because
