@@ -114,7 +114,8 @@ class PrivateATE(TreatmentModel):
     >>> d = (rng.random(2000) < 1 / (1 + np.exp(-x))).astype(int)
     >>> raw = pd.DataFrame({"x": x, "d": d, "y": 1.0 * d + x + rng.normal(size=2000)})
     >>> mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Uniform(-1, 1)})
-    >>> res = pi.PrivateATE.from_formula("y ~ d | x", mech.privatize(raw, random_state=1),
+    >>> released = mech.privatize(raw, public=["d", "y"], random_state=1)
+    >>> res = pi.PrivateATE.from_formula("y ~ d | x", released,
     ...                                  mechanism=mech).fit(random_state=2)
     >>> bool(abs(res.params["ATE"] - 1.0) < 4 * res.bse["ATE"])
     True

@@ -39,7 +39,8 @@ class PrivateATT(TreatmentModel):
     >>> d = (rng.random(3000) < 1 / (1 + np.exp(-x))).astype(int)
     >>> raw = pd.DataFrame({"x": x, "d": d, "y": d * (1 + x) + x + rng.normal(size=3000)})
     >>> mech = pi.AlphaIdentity(0.8, {"x": pi.reference.Uniform(-1, 1)})
-    >>> res = pi.PrivateATT.from_formula("y ~ d | x", mech.privatize(raw, random_state=1),
+    >>> released = mech.privatize(raw, public=["d", "y"], random_state=1)
+    >>> res = pi.PrivateATT.from_formula("y ~ d | x", released,
     ...                                  mechanism=mech).fit(random_state=2)
     >>> list(res.params.index)
     ['ATT']

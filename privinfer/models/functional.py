@@ -85,7 +85,7 @@ class PrivateFunctional(TreatmentModel):
     >>> def policy(public, mu):
     ...     treat = (public["w"].to_numpy() > 0).astype(float)
     ...     return treat * mu[:, 1] + (1 - treat) * mu[:, 0]
-    >>> released = mech.privatize(raw, random_state=1)
+    >>> released = mech.privatize(raw, public=["y", "d", "w"], random_state=1)
     >>> res = pi.PrivateFunctional.from_formula("y ~ d | x + w", released, functional=policy,
     ...                                         name="policy value", mechanism=mech)
     >>> res = res.fit(random_state=2)
