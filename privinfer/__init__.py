@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from privinfer import descriptive, exceptions, inversion, pml
+from privinfer import exceptions, inversion, pml
 from privinfer.mechanisms import AlphaIdentity, PrivacyGuarantees, reference
 from privinfer.models import PrivateATE, PrivateATT, PrivateFunctional, PrivateGMM, PrivatePOM
 from privinfer.planner import plan
@@ -32,7 +32,6 @@ __all__ = [
     "PrivateResults",
     "__version__",
     "compare",
-    "descriptive",
     "exceptions",
     "inversion",
     "plan",
