@@ -33,6 +33,7 @@ __all__ = [
     "PrivinferWarning",
     "ProblemSizeError",
     "ReferenceAccuracyWarning",
+    "RegularizationBiasWarning",
     "SingularDesignError",
     "TransportConvergenceError",
     "TransportConvergenceWarning",
@@ -246,4 +247,13 @@ class UnverifiedReleaseWarning(PrivinferWarning):
 
     Nothing shows that the data went through that mechanism (raw or twice-privatised
     data give confident wrong answers); read releases with ``read_release`` instead.
+    """
+
+
+class RegularizationBiasWarning(PrivinferWarning):
+    """Regularisation of the nuisance fits leaves a bias that is not negligible.
+
+    Raised when the estimated bound on the bias exceeds half a standard error: the
+    interval is then widened (bias-aware critical value) and the message names the
+    effective sample size ``n * alpha**2`` that would make the bias negligible.
     """

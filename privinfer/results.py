@@ -26,6 +26,7 @@ from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 from tqdm.auto import tqdm
 
+from privinfer._critical import bias_aware_critical_value
 from privinfer._typing import FloatArray, IntArray, RandomStateLike
 from privinfer._validation import check_in_interval, check_int, check_random_state
 from privinfer.exceptions import BootstrapError, DataMismatchError
@@ -110,6 +111,9 @@ class Diagnostics:
     reference_exact: bool = False
     rep_spread: dict[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: private estimates of the Riesz representers' second moments at the reference draws
+    #: (where the privatisation noise of the estimate comes from; DESIGN §6b)
+    riesz_reference_moment: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -264,6 +268,9 @@ class ResultsRecord:
         combine (``a - b``) only when their fingerprints agree.
     bootstrap : BootstrapDraws or None, default=None
         Multiplier-bootstrap draws, set by :meth:`PrivateResults.bootstrap`.
+    bias_bound : Series or None, default=None
+        Estimated bound :math:`B` on the absolute bias of each estimate (regularisation of
+        the nuisance fits); pointwise intervals then use the bias-aware critical value.
 
     Examples
     --------
@@ -296,6 +303,9 @@ class ResultsRecord:
     clusters: IntArray | None = None
     fingerprint: str | None = None
     bootstrap: BootstrapDraws | None = None
+    #: estimated bound B on |bias| per parameter (regularisation of the nuisances); the
+    #: pointwise intervals use the bias-aware critical value (Armstrong and Kolesar, 2020)
+    bias_bound: pd.Series | None = None
 
 
 def data_fingerprint(*columns: Any) -> str:
@@ -514,7 +524,7 @@ class PrivateResults:
         return pd.DataFrame.from_dict(rows, orient="index", columns=["partial F", "df", "pvalue"])
 
     def conf_int(self, alpha: float = 0.05, *, joint: bool = False) -> pd.DataFrame:
-        """Confidence intervals; ``alpha`` here is the significance level, not the keep probability.
+        r"""Confidence intervals; ``alpha`` is the significance level, not the keep probability.
 
         Parameters
         ----------
@@ -526,6 +536,14 @@ class PrivateResults:
             probability 1 - ``alpha``: the critical value is the 1 - ``alpha`` quantile of
             ``max_j |t*_bj|`` over the draws of :meth:`bootstrap`, which must have
             been run (DoubleML's ``confint(joint=True)``).
+
+        Notes
+        -----
+        When the estimator reported a bias bound :math:`B_j > 0` (regularisation that the
+        data could not undo), the pointwise interval is bias-aware (Armstrong and
+        Kolesar, 2020): :math:`\hat\psi_j \pm c_j\,\mathrm{se}_j` with :math:`c_j` the
+        1 - ``alpha`` quantile of :math:`|N(B_j/\mathrm{se}_j, 1)|`, which covers whatever
+        the bias within the bound; :meth:`summary` says when this happened.
 
         Returns
         -------
@@ -543,6 +561,9 @@ class PrivateResults:
         if joint:
             boot = self._require_bootstrap("conf_int(joint=True)")
             z = float(np.quantile(np.max(np.abs(boot.t_stats), axis=1), 1 - level))
+        elif self._record.bias_bound is not None and bool((self._record.bias_bound > 0).any()):
+            t = (self._record.bias_bound / self.bse).fillna(0.0).to_numpy()
+            z = pd.Series(bias_aware_critical_value(t, level), index=self.params.index)
         else:
             z = float(norm.ppf(1 - level / 2))
         return pd.DataFrame(
@@ -932,6 +953,17 @@ class PrivateResults:
             )
         if d.n_clipped:
             notes.append(f"{d.n_clipped} propensity value(s) clipped at {d.clip:g}.")
+        bound = self._record.bias_bound
+        if bound is not None and bool((bound > 0).any()):
+            wide = ", ".join(
+                f"{nm} (B = {b:.3g}, {b / s:.2f} SE)"
+                for nm, b, s in zip(bound.index, bound, self.bse, strict=True)
+                if b > 0
+            )
+            notes.append(
+                f"Intervals widened for an estimated regularisation bias: {wide}; bias-aware "
+                "critical values (Armstrong and Kolesar, 2020)."
+            )
         notes.extend(d.notes)
         smry.add_extra_txt(notes)
         return smry

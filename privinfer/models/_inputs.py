@@ -76,10 +76,11 @@ class TreatmentOptions:
     The single definition of their names, types and defaults; the models and their
     ``from_formula`` constructors forward them without repeating them. See
     :class:`privinfer.PrivateATE` for what each option means.
-    :meth:`validated` checks them and resolves ``split_nuisances=None``.
+    :meth:`validated` checks them and resolves ``split_nuisances=None`` and ``ridge=None``.
     """
 
     degree: int | str | None = None
+    ridge: float | Literal["cv"] | None = None
     riesz: RieszRoute = "auto"
     outcome_model: OutcomeRoute = "series"
     kernel_bandwidth: float | Literal["scott", "cv"] = "scott"
@@ -122,6 +123,18 @@ class TreatmentOptions:
             degree: int | str | None = self.degree
         else:
             degree = None if self.degree is None else check_int(self.degree, "degree", owner, 1)
+        ridge = self.ridge
+        if isinstance(ridge, str):
+            if ridge != "cv":
+                raise ValueError(
+                    f"{owner}: ridge must be a non-negative number, 'cv' or None; got {ridge!r}."
+                )
+        elif ridge is not None:
+            ridge = check_in_interval(ridge, "ridge", owner, 0.0, np.inf)
+        else:
+            # a user-chosen polynomial at alpha = 1 is fitted by ordinary least squares (as
+            # DoubleML's IRM); everything else gets its ridge from private CV
+            ridge = 0.0 if isinstance(degree, int) and alpha >= 1.0 else "cv"
         n_folds = check_int(self.n_folds, "n_folds", owner, 2)
         n_rep = check_int(self.n_rep, "n_rep", owner, 1)
         clip = check_in_interval(self.clip, "clip", owner, 0.0, 0.5, high_open=True)
@@ -141,6 +154,7 @@ class TreatmentOptions:
         return dataclasses.replace(
             self,
             degree=degree,
+            ridge=ridge,
             n_folds=n_folds,
             n_rep=n_rep,
             clip=clip,

@@ -12,7 +12,9 @@ score elements of :mod:`privinfer.models.scores` (values and reference expectati
 * :class:`PropensityRiesz`: :math:`1\{d=k\}/\pi_k(x)` from a private logistic propensity,
   clipped, with single-index reference expectations.
 
-:func:`choose_basis` picks the series basis (default rule, fixed degree or private CV).
+:func:`choose_basis` picks the series basis (the adaptive sieve or a fixed degree);
+:func:`fit_series` fits the series nuisances of every fold, each with its own sieve and
+ridge chosen by private cross-validation.
 """
 
 from __future__ import annotations
@@ -32,45 +34,64 @@ from privinfer.inversion import (
     qbar_linear,
     qbar_quadratic,
 )
+from privinfer.models._crossfit import training_folds
 from privinfer.models._inputs import TreatmentData
-from privinfer.models._suffstats import FoldFit
+from privinfer.models._suffstats import FoldFit, FoldStats, held_out_fits
 from privinfer.models.scores import OutcomeElements, RieszElements
 from privinfer.nuisance.basis import PolynomialBasis
-from privinfer.nuisance.crossval import private_cv_kernel, private_cv_series
+from privinfer.nuisance.crossval import private_cv_kernel
 from privinfer.nuisance.kernel import KernelReference, private_kernel_regression
 from privinfer.nuisance.logit import fit_private_logit
+from privinfer.nuisance.regularize import CrossFitFits, fit_crossfit
+from privinfer.nuisance.sieve import SieveBasis
 
 __all__ = [
     "KernelOutcome",
     "PropensityRiesz",
+    "SeriesFits",
     "SeriesOutcome",
     "SeriesRiesz",
     "choose_basis",
+    "fit_series",
     "kernel_outcome",
     "propensity_riesz",
     "series_outcome",
     "series_riesz",
 ]
 
-#: Effective sample size n * alpha^2 from which the default series degree is 3.
-_DEGREE3_EFFECTIVE_N = 8000
-#: Rows of the smallest treatment arm required per basis function by the default degree.
-_ROWS_PER_BASIS = 20
+#: The largest candidate of the adaptive sieve has at most n_min * alpha^2 / this many
+#: functions (n_min: rows of the smallest arm; alpha^2: privatisation's loss of information).
+_SIEVE_ROWS_PER_BASIS = 10
+#: Compute cap on the adaptive sieve (the sufficient statistics cost O(n J^2)).
+_SIEVE_MAX_BASIS = 160
 #: Grid size of single-index reference expectations (interpolation error reported).
 _GRID = 129
 
 
 # -- series basis ----------------------------------------------------------------------
-def _default_degree(n_obs: int, alpha: float) -> int:
-    """Default series degree: 3 when the effective sample size allows, else 2.
+def sieve_basis(inputs: TreatmentData, reference: ReferenceDesign, alpha: float) -> SieveBasis:
+    r"""The adaptive sieve: the nested spline ladder, as large as the data support.
 
-    Rate double robustness needs the basis to grow with ``n``; privatisation inflates the
-    noise of deconvolved Gram matrices by about ``1/alpha``, so the rule looks at the
-    effective sample size ``n alpha^2``: degree 3 from ``n alpha^2 >= 8000`` on, else 2.
-    The basis is then shrunk until each treatment arm has at least
-    ``_ROWS_PER_BASIS`` rows per basis function. Pass ``degree=`` to override.
+    Its largest candidate has at most :math:`n_{\min}\alpha^2/10` functions
+    (:math:`n_{\min}` the rows of the smallest arm) and at most 160; the outcome and Riesz
+    fits then choose their own candidate and ridge by private CV
+    (:func:`fit_series`).
     """
-    return 3 if n_obs * alpha**2 >= _DEGREE3_EFFECTIVE_N else 2
+    spec = inputs.spec
+    n_min = int(min(np.bincount(inputs.d)))
+    max_size = int(min(max(n_min * alpha**2 / _SIEVE_ROWS_PER_BASIS, 2), _SIEVE_MAX_BASIS))
+    full = SieveBasis.build(
+        reference.U,
+        reference.weights,
+        inputs.U_priv,
+        inputs.U_pub,
+        alpha,
+        spec.private_groups,
+        spec.public_groups,
+        spec.private_names + spec.public_names,
+    )
+    keep = np.unique(np.concatenate([idx for _, idx in full.candidates(max_size)]))
+    return full.restrict(keep, max_size)
 
 
 def choose_basis(
@@ -81,41 +102,31 @@ def choose_basis(
     cv_folds: Callable[[], IntArray],
     n_folds: int,
     owner: str,
-) -> PolynomialBasis:
-    """The series basis: the default rule (``None``), a fixed degree, or private CV (``"cv"``).
+) -> PolynomialBasis | SieveBasis:
+    """The series basis: the adaptive sieve (``None`` or ``"cv"``) or a fixed polynomial degree.
 
-    ``cv_folds`` draws the folds of the cross-validation (called only for ``"cv"``).
+    ``cv_folds`` is kept for API stability (the sieve's candidates are chosen later, from
+    the cross-fitting folds' sufficient statistics).
 
     Raises
     ------
     DataMismatchError
-        The basis has at least half as many functions as the smallest arm has rows.
+        A fixed-degree basis has at least half as many functions as the smallest arm has
+        rows.
     """
+    if degree is None or degree == "cv":
+        return sieve_basis(inputs, reference, alpha)
     spec = inputs.spec
-
-    def build(deg: int) -> PolynomialBasis:
-        return PolynomialBasis.build(
-            deg,
-            reference.U,
-            reference.weights,
-            inputs.U_pub,
-            spec.private_groups,
-            spec.public_groups,
-            spec.private_names + spec.public_names,
-        )
-
+    basis = PolynomialBasis.build(
+        int(degree),
+        reference.U,
+        reference.weights,
+        inputs.U_pub,
+        spec.private_groups,
+        spec.public_groups,
+        spec.private_names + spec.public_names,
+    )
     n_min = int(min(np.bincount(inputs.d)))
-    if degree is None:
-        basis = build(_default_degree(inputs.y.size, alpha))
-        while basis.n_basis > n_min / _ROWS_PER_BASIS and basis.degree > 1:
-            basis = build(basis.degree - 1)
-    elif degree == "cv":
-        candidates = [build(deg) for deg in (1, 2, 3)]
-        basis = _degree_by_private_cv(
-            candidates, inputs, reference, alpha, cv_folds(), n_folds, n_min
-        )
-    else:
-        basis = build(int(degree))
     if basis.n_basis >= 0.5 * n_min:
         raise DataMismatchError(
             f"{owner}: the series basis has {basis.n_basis} functions but the smallest "
@@ -124,42 +135,106 @@ def choose_basis(
     return basis
 
 
-def _degree_by_private_cv(
-    candidates: list[PolynomialBasis],
-    inputs: TreatmentData,
-    reference: ReferenceDesign,
-    alpha: float,
-    folds: IntArray,
-    n_folds: int,
-    n_min: int,
-) -> PolynomialBasis:
-    r"""Series degree (1 to 3) minimising the private out-of-fold outcome risk.
+@dataclass(frozen=True)
+class SeriesFits:
+    r"""Cross-fitted series nuisances of one split, each with its own sieve and ridge.
 
-    The risk :math:`\sum_k E[1\{D=k\}(Y - \mu(k, X))^2]` is estimated through
-    :math:`Q_X^{-1}` by :func:`privinfer.nuisance.private_cv_series` (unbiased for the
-    true-data risk), summed over treatment levels; degrees whose basis would leave
-    fewer than ``_ROWS_PER_BASIS`` rows per function in the smallest arm are skipped.
+    ``outcome[k]`` and ``riesz[k]`` (automatic route) are the outcome regression and the
+    Riesz representer of arm ``k``, ``odds`` the ATT's odds; each holds the coefficients
+    for every estimation fold (:class:`~privinfer.nuisance.regularize.CrossFitFits`).
+    ``held_out`` are the per-fold statistics that scored them.
     """
-    candidates = [b for b in candidates if b.degree == 1 or b.n_basis <= n_min / _ROWS_PER_BASIS]
-    public = inputs.U_pub if inputs.U_pub.shape[1] else None
-    total = np.zeros(len(candidates))
-    for k in range(inputs.n_levels):
-        arm = (inputs.d == k).astype(float)
-        cv = private_cv_series(
-            inputs.y,
-            inputs.U_priv,
-            public,
-            alpha=alpha,
-            ref_private=reference.U,
-            ref_weights=reference.weights,
-            bases=candidates,
-            ridges=(0.0,),
-            n_folds=n_folds,
-            folds=folds,
-            weights=arm if inputs.w is None else arm * inputs.w,
-        )
-        total += cv.table.sort_values("candidate")["risk"].to_numpy()
-    return candidates[int(np.argmin(total))]
+
+    outcome: tuple[CrossFitFits, ...]
+    riesz: tuple[CrossFitFits, ...]
+    odds: CrossFitFits | None
+    held_out: tuple[FoldFit, ...]
+    n_rows: FloatArray
+
+    def regularisation_shift(self) -> FloatArray:
+        r"""Change of each arm's estimate (and the ATT numerator) when the ridges loosen.
+
+        With the held-out fold's statistics the one-step estimate of arm ``k`` is the
+        bilinear form :math:`\psi_f(\beta,\theta) = \beta'M_f + \theta'c_f - \theta'G_f\beta`
+        (and :math:`-\beta'E_f[d\varphi] - \theta_w'c_{0f} + \theta_w'G_{0f}\beta` for the ATT
+        numerator, up to a constant); returned is the row-weighted mean over folds of
+        :math:`\psi_f(\hat\beta,\hat\theta) - \psi_f(\tilde\beta,\tilde\theta)` with the
+        tilde fits at the ridges divided by ``LOOSEN``. Zero entries where no Riesz fit
+        exists (propensity route).
+        """
+        L = len(self.outcome)
+        w = self.n_rows / self.n_rows.sum()
+        out = np.zeros(L + 1)
+        if not self.riesz:
+            return out
+        for g, ho in enumerate(self.held_out):
+            for k in range(L):
+                b1, b2 = self.outcome[k].coefs[g], self.outcome[k].loose[g]
+                t1, t2 = self.riesz[k].coefs[g], self.riesz[k].loose[g]
+                M = ho.e_phi if ho.e_cphi is None else ho.e_cphi[k]
+                G, c = ho.G[k], ho.c[k]
+                out[k] += w[g] * (
+                    (b1 - b2) @ M + (t1 - t2) @ c - t1 @ G @ b1 + t2 @ G @ b2
+                )
+            if self.odds is not None:
+                b1, b2 = self.outcome[0].coefs[g], self.outcome[0].loose[g]
+                t1, t2 = self.odds.coefs[g], self.odds.loose[g]
+                G, c = ho.G[0], ho.c[0]
+                out[L] += w[g] * (
+                    -(b1 - b2) @ ho.e_dphi - (t1 - t2) @ c + t1 @ G @ b1 - t2 @ G @ b2
+                )
+        return out
+
+
+def fit_series(
+    st: FoldStats,
+    levels: list[object],
+    mean: FloatArray,
+    R: FloatArray,
+    alpha: float,
+    *,
+    split: bool,
+    candidates: list[IntArray] | None,
+    ridge: float | str,
+    riesz: bool,
+    functional: bool,
+    odds: bool,
+) -> SeriesFits:
+    r"""Outcome and Riesz fits of every fold, each with its own private-CV sieve and ridge.
+
+    The per-fold deconvolved statistics (:func:`~privinfer.models._suffstats.held_out_fits`)
+    give each nuisance's private CV loss (outcome: out-of-fold squared error; Riesz:
+    :math:`E[\rho^2 - 2m(\rho)]`) for every candidate sub-basis and ridge
+    (:func:`~privinfer.nuisance.regularize.cv_spectral`); nothing is refitted from rows.
+    ``ridge`` is ``"cv"`` or a fixed relative ridge (then the full basis is used).
+    """
+    F, L = st.cnt.shape
+    held = held_out_fits(st, levels, mean, R, alpha)
+    n_rows = st.cnt.sum(axis=1)
+    masks = [training_folds(f, F, split) for f in range(F)]
+    m_mu = np.array([m[0] for m in masks])
+    m_rho = np.array([m[1] for m in masks])
+    fixed = None if ridge == "cv" else float(ridge)
+    G = [np.stack([h.G[k] for h in held]) for k in range(L)]
+
+    def fit(k: int, rhs: FloatArray, mask: np.ndarray) -> CrossFitFits:
+        return fit_crossfit(G[k], rhs, n_rows, mask, candidates=candidates, fixed_ridge=fixed)
+
+    outcome = tuple(fit(k, np.stack([h.c[k] for h in held]), m_mu) for k in range(L))
+    rz: tuple[CrossFitFits, ...] = ()
+    od = None
+    if riesz:
+        if functional:
+            rz = tuple(
+                fit(k, np.stack([h.e_cphi[k] for h in held]), m_rho)  # type: ignore[index]
+                for k in range(L)
+            )
+        else:
+            e_phi = np.stack([h.e_phi for h in held])
+            rz = tuple(fit(k, e_phi, m_rho) for k in range(L))
+        if odds:
+            od = fit(0, np.stack([h.e_dphi for h in held]), m_rho)
+    return SeriesFits(outcome, rz, od, held, n_rows)
 
 
 # -- outcome regression ------------------------------------------------------------------
@@ -184,10 +259,9 @@ class SeriesOutcome:
         return qbar_quadratic(theta, self.betas[k], self.outer, A)
 
 
-def series_outcome(fit: FoldFit, mean: FloatArray, outer: FloatArray) -> SeriesOutcome:
-    r""":math:`\beta_k = G_k^{-1}c_k` from a fold fit."""
-    betas = tuple(np.linalg.solve(G, c) for G, c in zip(fit.G, fit.c, strict=True))
-    return SeriesOutcome(betas, mean, outer)
+def series_outcome(fits: SeriesFits, f: int, mean: FloatArray, outer: FloatArray) -> SeriesOutcome:
+    r""":math:`\hat\beta_k` of estimation fold ``f`` (regularised :math:`G_k^{-1}c_k`)."""
+    return SeriesOutcome(tuple(o.coefs[f] for o in fits.outcome), mean, outer)
 
 
 @dataclass(frozen=True)
@@ -315,20 +389,10 @@ class SeriesRiesz:
         return arms, self.odds(A, Phi, sl, mu) if odds else None, 0
 
 
-def series_riesz(
-    fit: FoldFit, mean: FloatArray, outer: FloatArray, *, functional: bool, odds: bool
-) -> SeriesRiesz:
-    r""":math:`\theta_k = G_k^{-1}e` with :math:`e = \frac1n\sum Q_X^{-1}[\varphi]`.
-
-    For a user functional :math:`e_k = \frac1n\sum Q_X^{-1}[c_k\varphi]`; with ``odds``
-    also :math:`\theta_w = G_0^{-1}\frac1n\sum Q_X^{-1}[d\varphi]`.
-    """
-    if functional:
-        assert fit.e_cphi is not None  # internal invariant: statistics of c_k accumulated
-        thetas = tuple(np.linalg.solve(G, e) for G, e in zip(fit.G, fit.e_cphi, strict=True))
-    else:
-        thetas = tuple(np.linalg.solve(G, fit.e_phi) for G in fit.G)
-    theta_w = np.linalg.solve(fit.G[0], fit.e_dphi) if odds else None
+def series_riesz(fits: SeriesFits, f: int, mean: FloatArray, outer: FloatArray) -> SeriesRiesz:
+    r""":math:`\hat\theta_k` (regularised :math:`G_k^{-1}e`) and the odds of fold ``f``."""
+    thetas = tuple(r.coefs[f] for r in fits.riesz)
+    theta_w = fits.odds.coefs[f] if fits.odds is not None else None
     return SeriesRiesz(thetas, theta_w, mean, outer)
 
 

@@ -45,7 +45,12 @@ from tqdm.auto import tqdm
 from privinfer._chunking import row_chunks
 from privinfer._typing import FloatArray, IntArray, RandomStateLike
 from privinfer._validation import spawn_generators
-from privinfer.exceptions import IndefiniteGramWarning, OverlapWarning
+from privinfer.exceptions import (
+    IndefiniteGramWarning,
+    OverlapWarning,
+    ReferenceAccuracyWarning,
+    RegularizationBiasWarning,
+)
 from privinfer.formula import parse_treatment_formula
 from privinfer.inversion import ReferenceDesign, ReferenceMoments, reference_design
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
@@ -67,25 +72,45 @@ from privinfer.models._inputs import (
 from privinfer.models._nuisances import (
     KernelOutcome,
     PropensityRiesz,
+    SeriesFits,
     SeriesOutcome,
     SeriesRiesz,
     choose_basis,
+    fit_series,
     kernel_outcome,
     propensity_riesz,
     series_outcome,
     series_riesz,
 )
-from privinfer.models._suffstats import FoldStats, accumulate_stats, basis_rows, fold_fit
+from privinfer.models._suffstats import FoldStats, accumulate_stats, basis_rows
 from privinfer.models.scores import ReferenceTerms
 from privinfer.nuisance.basis import PolynomialBasis
 from privinfer.nuisance.kernel import KernelReference
+from privinfer.nuisance.regularize import bias_aware_critical_value
 from privinfer.nuisance.series import GramRepair
+from privinfer.nuisance.sieve import SieveBasis
 from privinfer.results import Diagnostics, PrivateResults, ResultsRecord, influence_cov
 
 __all__ = ["FoldNuisances", "FoldScores", "SplitFit", "TreatmentModel"]
 
 #: Riesz second moments above this flag weak overlap (1 / DoubleML's default clip).
 _OVERLAP_LIMIT = 100.0
+#: Reference (quasi-Monte Carlo) error targeted, as a share of the standard error: the
+#: reference sample grows (x4, twice at most) while the error exceeds it and a refit is
+#: cheap (at most _REF_REFIT_ROWS rows) ...
+_REF_TARGET_SHARE = 0.01
+_REF_REFIT_ROWS = 200_000
+_REF_MAX_POINTS = 131_072
+#: ... and a ReferenceAccuracyWarning fires above this share.
+_REF_WARN_SHARE = 0.05
+#: The interval is widened when the estimated regularisation bias exceeds this share of the
+#: standard error (below it the bias-aware critical value is 1.96 to 3 digits anyway) ...
+_BIAS_NOTE_SHARE = 0.05
+#: ... and a RegularizationBiasWarning fires above this share (the bias-aware interval is
+#: then at least 1.3 times the usual one).
+_BIAS_WARN_SHARE = 0.5
+#: Bias/SE considered negligible when the warning states the effective sample size needed.
+_BIAS_TARGET_SHARE = 0.15
 
 
 @dataclass(frozen=True)
@@ -96,7 +121,6 @@ class FoldNuisances:
     outcome: SeriesOutcome | KernelOutcome
     series: SeriesOutcome
     riesz: SeriesRiesz | PropensityRiesz
-    repairs: tuple[GramRepair, ...]
 
 
 @dataclass(frozen=True)
@@ -129,6 +153,14 @@ class SplitFit:
     contrast: FloatArray | None
     interp_err: float
     n: int
+    #: change of each estimate when the CV-chosen ridges are divided by ``LOOSEN``
+    shift: FloatArray
+    #: private E_Qbar[rho^2]-type moments of the Riesz fits at the reference draws
+    riesz_ref2: FloatArray
+    #: what regularisation did (for the summary)
+    regularisation: tuple[tuple[str, str], ...]
+    #: (label, smallest eigenvalue) of every indefinite deconvolved Gram matrix (all rows)
+    indefinite: tuple[tuple[str, float], ...] = ()
 
 
 class TreatmentModel:
@@ -285,7 +317,38 @@ class TreatmentModel:
             check_arm_sizes(x, o.n_folds, owner)
         warn_empty_columns(x, owner)
         streams = spawn_generators(random_state, o.n_rep + 1)
-        design = reference_design(self.mechanism, x.spec, o.reference_size, streams[0])
+        size = o.reference_size
+        while True:
+            res = self._fit_with_reference(size, streams, given, progress)
+            share = _reference_share(res)
+            if (
+                share <= _REF_TARGET_SHARE
+                or x.y.size > _REF_REFIT_ROWS
+                or 4 * size > _REF_MAX_POINTS
+            ):
+                break
+            size *= 4  # cheap here: more reference points, same splits
+        if share > _REF_WARN_SHARE:
+            warnings.warn(
+                f"{owner}: the reference (quasi-Monte Carlo) error is {100 * share:.0f}% of the "
+                f"standard error with {res.diagnostics.reference_points} reference points; "
+                "increase reference_size, or choose a lighter-tailed reference (see the user "
+                "guide page on choosing a reference).",
+                ReferenceAccuracyWarning,
+                stacklevel=2,
+            )
+        return res
+
+    def _fit_with_reference(
+        self,
+        size: int,
+        streams: list[np.random.Generator],
+        given: IntArray | None,
+        progress: bool,
+    ) -> PrivateResults:
+        """One full fit with a reference sample of ``size`` points."""
+        o, x, owner = self.options, self.inputs, self._name
+        design = reference_design(self.mechanism, x.spec, size, streams[0])
         basis = choose_basis(
             o.degree,
             x,
@@ -309,7 +372,7 @@ class TreatmentModel:
         return self._results(reps, basis, ref)
 
     def _results(
-        self, reps: list[SplitFit], basis: PolynomialBasis, ref: ReferenceMoments
+        self, reps: list[SplitFit], basis: PolynomialBasis | SieveBasis, ref: ReferenceMoments
     ) -> PrivateResults:
         """Median over splits, influence values of the median-closest split, diagnostics."""
         o, x = self.options, self.inputs
@@ -321,11 +384,14 @@ class TreatmentModel:
         # influence values of the split closest to the median, rescaled to the aggregated SE
         pick = int(np.argmin(np.abs(est - params).sum(axis=1)))
         phi = phis[pick] * np.where(ses[pick] > 0, se / np.where(ses[pick] > 0, ses[pick], 1), 1.0)
+        alpha = self.mechanism.alpha
         facts: tuple[tuple[str, str], ...] = (
             ("Cross-fit folds:", str(o.n_folds)),
             ("Repeated splits:", str(o.n_rep)),
-            ("Series degree:", f"{basis.degree} ({basis.n_basis} fns)"),
+            ("Series basis:", f"{basis.degree} ({basis.n_basis} fns)"),
             ("Riesz route:", o.riesz),
+            ("n * alpha^2:", f"{x.y.size * alpha**2:.0f}"),
+            *reps[pick].regularisation,
         )
         if x.clusters is not None:
             facts = (*facts, ("Clusters:", " x ".join(x.cluster_names)))
@@ -343,8 +409,39 @@ class TreatmentModel:
             rep_params=pd.DataFrame(est, columns=names),
             clusters=x.clusters,
             fingerprint=x.fingerprint,
+            bias_bound=self._bias_bound(reps, names, se),
         )
         return PrivateResults(record)
+
+    def _bias_bound(self, reps: list[SplitFit], names: list[str], se: FloatArray) -> pd.Series:
+        r"""Estimated bound on the regularisation bias; warns when it is large.
+
+        :math:`B = |\hat\psi(\hat\lambda) - \hat\psi(\hat\lambda/10)|` (median over
+        repeated splits): how much the estimate moves when both fits' CV-chosen ridges are
+        divided by ten, computed exactly from the held-out folds' statistics (the one-step
+        estimate is bilinear in the two fits' coefficients). Regularisation bias decays with
+        the ridge, so the move estimates the bias that remains at the chosen ridges; it
+        feeds the bias-aware interval of :meth:`PrivateResults.conf_int`.
+        """
+        B = np.median(np.abs(np.array([r.shift for r in reps])), axis=0)
+        ratio = np.where(se > 0, B / np.where(se > 0, se, 1.0), 0.0)
+        B = np.where(ratio > _BIAS_NOTE_SHARE, B, 0.0)
+        worst = int(np.argmax(ratio))
+        if ratio[worst] > _BIAS_WARN_SHARE:
+            alpha, n = self.mechanism.alpha, self.inputs.y.size
+            need = n * alpha**2 * (ratio[worst] / _BIAS_TARGET_SHARE) ** 2
+            cv = float(bias_aware_critical_value(ratio[worst]))
+            warnings.warn(
+                f"{self._name}: regularisation bias is not negligible at n * alpha^2 = "
+                f"{n * alpha**2:.0f}: the estimated bound on |bias| of {names[worst]} is "
+                f"{ratio[worst]:.2f} standard errors, so the interval is widened (critical "
+                f"value {cv:.2f} instead of 1.96; Armstrong and Kolesar, 2020). The data "
+                "cannot resolve the nuisances in directions swamped by privatisation noise; "
+                f"about n * alpha^2 >= {need:.3g} would make the bias negligible.",
+                RegularizationBiasWarning,
+                stacklevel=5,
+            )
+        return pd.Series(B, index=names)
 
     # -- one split ---------------------------------------------------------------------
     def _fit_split(
@@ -358,6 +455,21 @@ class TreatmentModel:
         o, x = self.options, self.inputs
         n, L = x.y.size, x.n_levels
         st = accumulate_stats(folds, o.n_folds, x, basis, ref.outer, self.C, self._name)
+        fits = fit_series(
+            st,
+            x.levels,
+            ref.mean,
+            ref.outer,
+            self.mechanism.alpha,
+            split=bool(o.split_nuisances),
+            candidates=[idx for _, idx in basis.candidates()]
+            if isinstance(basis, SieveBasis)
+            else None,
+            ridge=o.ridge,  # type: ignore[arg-type]
+            riesz=o.riesz == "auto",
+            functional=self.C is not None,
+            odds=self._odds,
+        )
         P_ref = basis.private_only(design.U)
         kernel_ref = None
         if o.outcome_model == "kernel":
@@ -366,11 +478,10 @@ class TreatmentModel:
         riesz2 = np.zeros((n, L + 1))
         with_terms = o.riesz == "auto" and o.outcome_model == "series"
         terms = [ReferenceTerms()] * (L + 1)
-        repairs: list[GramRepair] = []
+        repairs = _floor_records(fits, x.levels)
         n_clipped, interp_err = 0, 0.0
         for f in range(o.n_folds):
-            nuis = self._fold_nuisances(f, folds, st, ref, design, P_ref, kernel_ref)
-            repairs.extend(nuis.repairs)
+            nuis = self._fold_nuisances(f, folds, fits, ref, design, P_ref, kernel_ref)
             interp_err = max(interp_err, nuis.riesz.interp_error)
             fs = self._held_out_scores(np.flatnonzero(folds == f), basis, nuis)
             pom_phi[fs.rows], att_phi[fs.rows], risk[fs.rows] = fs.pom, fs.att, fs.risk
@@ -383,6 +494,11 @@ class TreatmentModel:
         wt = np.ones(n) if x.w is None else x.w
         est, phi, contrast = self._combine(pom_phi, att_phi, wt)
         assert phi.shape[1] == len(self._param_names())  # internal invariant, not user input
+        dpsi = fits.regularisation_shift()
+        if contrast is not None:
+            shift = dpsi[:L] @ contrast
+        else:  # the ATT: numerator over the treated share
+            shift = np.array([dpsi[L] / (float(wt @ (x.d == 1)) / n)])
         y_var = float(x.y.var())
         return SplitFit(
             est=est,
@@ -395,13 +511,17 @@ class TreatmentModel:
             contrast=contrast,
             interp_err=interp_err,
             n=n,
+            shift=shift,
+            riesz_ref2=_reference_riesz_moments(fits, st, ref.outer),
+            regularisation=_describe_fits(fits, x.levels),
+            indefinite=_indefinite(fits, x.levels),
         )
 
     def _fold_nuisances(
         self,
         f: int,
         folds: IntArray,
-        st: FoldStats,
+        fits: SeriesFits,
         ref: ReferenceMoments,
         design: ReferenceDesign,
         P_ref: FloatArray,
@@ -410,11 +530,8 @@ class TreatmentModel:
         """Outcome regression and Riesz representer from the training folds of fold ``f``."""
         o, x, alpha = self.options, self.inputs, self.mechanism.alpha
         m, R = ref.mean, ref.outer
-        mu_sel, rho_sel = training_folds(f, o.n_folds, bool(o.split_nuisances))
-        fit_mu = fold_fit(st, mu_sel, f, x.levels, m, R, alpha)
-        fit_rho = fold_fit(st, rho_sel, f, x.levels, m, R, alpha) if o.split_nuisances else fit_mu
-        repairs = fit_mu.repairs + (fit_rho.repairs if o.split_nuisances else ())
-        series = series_outcome(fit_mu, m, R)
+        mu_sel, _ = training_folds(f, o.n_folds, bool(o.split_nuisances))
+        series = series_outcome(fits, f, m, R)
         rows_f = np.flatnonzero(folds == f)
         outcome: SeriesOutcome | KernelOutcome = series
         if kernel_ref is not None:
@@ -424,13 +541,13 @@ class TreatmentModel:
             )
         riesz: SeriesRiesz | PropensityRiesz
         if o.riesz == "auto":
-            riesz = series_riesz(fit_rho, m, R, functional=self.C is not None, odds=self._odds)
+            riesz = series_riesz(fits, f, m, R)
         else:
             train = np.flatnonzero(folds != f)
             riesz = propensity_riesz(
                 x, train, rows_f, design, P_ref, series.betas, o.clip, alpha, f
             )
-        return FoldNuisances(f, outcome, series, riesz, repairs)
+        return FoldNuisances(f, outcome, series, riesz)
 
     def _held_out_scores(
         self, rows_f: IntArray, basis: PolynomialBasis, nuis: FoldNuisances
@@ -515,6 +632,7 @@ class TreatmentModel:
                 f"interpolation error <= {max(r.interp_err for r in reps):.2g}."
             )
         r2m = self._riesz_moments(first)
+        r2ref = self._riesz_reference_moments(first)
         if any(v > _OVERLAP_LIMIT for v in r2m.values() if np.isfinite(v)):
             msg = (
                 f"{self._name}: the estimated Riesz second moments {r2m} exceed "
@@ -523,9 +641,34 @@ class TreatmentModel:
             )
             warnings.warn(msg, OverlapWarning, stacklevel=4)
             notes.append("Weak overlap: large Riesz second moment.")
+        elif any(v > _OVERLAP_LIMIT for v in r2ref.values() if np.isfinite(v)):
+            warnings.warn(
+                f"{self._name}: the Riesz representers are large where the reference puts "
+                f"mass ({r2ref}, above {_OVERLAP_LIMIT:g}): private overlap is poor, and the "
+                "privatisation noise of the estimate is driven by these values. Consider a "
+                "reference closer to the data, trimming the covariate range (a public rule, "
+                "e.g. dropping rows outside public bounds) or a larger alpha.",
+                OverlapWarning,
+                stacklevel=4,
+            )
+            notes.append("Poor private overlap: large Riesz values at the reference draws.")
         repairs = tuple(g for r in reps for g in r.repairs)
         n_clipped = int(sum(r.n_clipped for r in reps))
         self._warn_repairs_and_clipping(repairs, n_clipped, first.n * len(reps))
+        if first.indefinite:
+            smallest = min(v for _, v in first.indefinite)
+            warnings.warn(
+                f"{self._name}: {len(first.indefinite)} deconvolved Gram matrix(es) are "
+                f"indefinite (smallest eigenvalue {smallest:.3g}): privatisation noise exceeds "
+                "the signal in some directions. Each fit's ridge was chosen by private CV at "
+                "or above the estimated noise level (no eigenvalue floor); see the summary.",
+                IndefiniteGramWarning,
+                stacklevel=4,
+            )
+            notes.append(
+                f"{len(first.indefinite)} deconvolved Gram matrix(es) indefinite (smallest "
+                f"eigenvalue {smallest:.3g}); regularised by ridges above the noise level."
+            )
         spread = {nm: float(est[:, j].max() - est[:, j].min()) for j, nm in enumerate(names)}
         return Diagnostics(
             gram_repairs=repairs,
@@ -538,7 +681,25 @@ class TreatmentModel:
             reference_exact=ref.exact,
             rep_spread=spread,
             notes=tuple(notes),
+            riesz_reference_moment=r2ref,
         )
+
+    def _riesz_reference_moments(self, first: SplitFit) -> dict[str, float]:
+        r""":math:`\frac1n\sum_i 1\{d_i=k\}E_{\bar Q}\rho_k(V_i, \cdot)^2` (0 where not fitted).
+
+        The influence value of a row is :math:`(s - (1-\alpha)\bar Q s)/\alpha`, and
+        :math:`\bar Q s` evaluates the Riesz representer where the reference puts mass:
+        private overlap lives at the reference draws (DESIGN §6b).
+        """
+        riesz_names = [f"rho[{v}]" for v in self.inputs.levels]
+        if self._odds:
+            riesz_names.append("w (ATT)")
+        if self.options.riesz != "auto":
+            return {}
+        return {
+            nm: float(v)
+            for nm, v in zip(riesz_names, first.riesz_ref2[: len(riesz_names)], strict=True)
+        }
 
     def _riesz_moments(self, first: SplitFit) -> dict[str, float]:
         r"""Private estimates of :math:`E\rho^2` per Riesz representer (overlap check)."""
@@ -561,8 +722,8 @@ class TreatmentModel:
             warnings.warn(
                 f"{self._name}: {len(flagged)} deconvolved Gram matrix(es) were indefinite or "
                 "near-singular (smallest eigenvalue "
-                f"{min(g.min_eigenvalue for g in repairs):.3g}); eigenvalues were floored. "
-                "See results.diagnostics.gram_repairs.",
+                f"{min(g.min_eigenvalue for g in repairs):.3g}); eigenvalues were floored "
+                "(last resort). See results.diagnostics.gram_repairs.",
                 IndefiniteGramWarning,
                 stacklevel=5,
             )
@@ -573,3 +734,71 @@ class TreatmentModel:
                 OverlapWarning,
                 stacklevel=5,
             )
+
+
+# -- helpers of the regularised series fits ---------------------------------------------
+def _reference_share(res: PrivateResults) -> float:
+    """Largest reference error as a share of the standard error (0 when exact)."""
+    err = res.diagnostics.reference_error
+    shares = [
+        err[nm] / float(res.bse[nm])
+        for nm in err
+        if nm in res.bse.index and float(res.bse[nm]) > 0 and np.isfinite(err[nm])
+    ]
+    return max(shares, default=0.0)
+
+
+def _floor_records(fits: SeriesFits, levels: list[Any]) -> list[GramRepair]:
+    """Last-resort eigenvalue floors of the regularised fits, as repair records."""
+    out = []
+    named = [(f"outcome, level {lv!r}", fit) for lv, fit in zip(levels, fits.outcome, strict=True)]
+    named += [(f"Riesz, level {lv!r}", fit) for lv, fit in zip(levels, fits.riesz, strict=False)]
+    if fits.odds is not None:
+        named.append(("odds (ATT)", fits.odds))
+    for label, fit in named:
+        if fit.n_floored:
+            out.append(GramRepair(label, float("nan"), 0.0, fit.n_floored, True))
+    return out
+
+
+def _reference_riesz_moments(fits: SeriesFits, st: FoldStats, R: FloatArray) -> FloatArray:
+    r"""Second moments at the reference of the first fold's Riesz fits (public factors a)."""
+    L = len(fits.outcome)
+    out = np.zeros(L + 1)
+    n = float(st.cnt.sum())
+    thetas = [r.coefs[0] for r in fits.riesz]
+    arms = list(range(L))
+    if fits.odds is not None:
+        thetas.append(fits.odds.coefs[0])
+        arms.append(0)
+    for j, (theta, k) in enumerate(zip(thetas, arms, strict=False)):
+        W = R * (st.AA[:, k].sum(axis=0) if st.AA is not None else st.cnt[:, k].sum())
+        out[j if j < len(fits.riesz) else L] = float(theta @ W @ theta) / n
+    return out
+
+
+def _describe_fits(fits: SeriesFits, levels: list[Any]) -> tuple[tuple[str, str], ...]:
+    """Summary facts: each nuisance's chosen sieve size and relative ridge."""
+    def one(fit: Any) -> str:
+        if fit.choice is None:
+            return f"full, ridge {fit.relative_ridge:.2g}"
+        size = fit.choice.subset.size
+        return f"{size} fns, ridge {fit.relative_ridge:.2g}"
+
+    facts = [(f"Outcome[{lv}]:", one(fit)) for lv, fit in zip(levels, fits.outcome, strict=True)]
+    facts += [(f"Riesz[{lv}]:", one(fit)) for lv, fit in zip(levels, fits.riesz, strict=False)]
+    if fits.odds is not None:
+        facts.append(("Odds (ATT):", one(fits.odds)))
+    return tuple(facts)
+
+
+def _indefinite(fits: SeriesFits, levels: list[Any]) -> tuple[tuple[str, float], ...]:
+    """Arms whose deconvolved Gram matrix over all rows has a negative eigenvalue."""
+    w = fits.n_rows / fits.n_rows.sum()
+    out = []
+    for k, lv in enumerate(levels):
+        G = sum(wg * h.G[k] for wg, h in zip(w, fits.held_out, strict=True))
+        lam = float(np.linalg.eigvalsh(G)[0])
+        if lam < 0:
+            out.append((f"level {lv!r}", lam))
+    return tuple(out)

@@ -30,7 +30,7 @@ from privinfer.models._inputs import TreatmentData
 from privinfer.nuisance.basis import PolynomialBasis
 from privinfer.nuisance.series import GramRepair, gram_noise_level, repair_gram
 
-__all__ = ["FoldFit", "FoldStats", "accumulate_stats", "basis_rows", "fold_fit"]
+__all__ = ["FoldFit", "FoldStats", "accumulate_stats", "basis_rows", "fold_fit", "held_out_fits"]
 
 #: Eigenvalue floor of deconvolved Gram matrices, as a multiple of the part of their
 #: estimated sampling noise (operator norm) that privatisation adds: (1 - alpha) times the
@@ -205,11 +205,15 @@ def fold_fit(
     mean: FloatArray,
     R: FloatArray,
     alpha: float,
+    *,
+    repair: bool = True,
 ) -> FoldFit:
     r"""Deconvolved Gram matrices and moments from the folds selected by mask ``sel``.
 
     ``mean`` and ``R`` are the reference moments :math:`E_{\bar Q}p`, :math:`E_{\bar Q}pp'`;
-    ``fold`` (the held-out fold) labels the repairs.
+    ``fold`` (the held-out fold) labels the repairs. With ``repair=False`` the Gram
+    matrices are returned as deconvolved (symmetrised, possibly indefinite): the
+    regularised fits of :mod:`privinfer.nuisance.regularize` choose their own ridges.
     """
     has_a = st.has_public
     n_tr = st.cnt[sel].sum()
@@ -223,7 +227,9 @@ def fold_fit(
         pub_outer = pAA[k] / n_tr if pAA is not None else pcnt[k] / n_tr
         G = invert(pPP[k] / n_tr, pub_outer * R, alpha)
         noise = 0.0
-        if alpha < 1.0:
+        if not repair:
+            Gs.append(0.5 * (G + G.T))
+        elif alpha < 1.0:
             sq = (
                 st.F4[sel, k].sum()
                 - 2 * (1 - alpha) * st.FR[sel, k].sum()
@@ -232,12 +238,13 @@ def fold_fit(
             # privatisation's share (1 - alpha) of the sampling noise: at alpha = 1
             # the Gram matrix is an ordinary (PSD) one and is left alone
             noise = _NOISE_FLOOR_SCALE * (1 - alpha) * gram_noise_level(sq, G, n_tr)
-        Gf, info = repair_gram(
-            G, f"Gram matrix, level {levels[k]!r}, fold {fold}", noise_floor=noise
-        )
-        if info is not None:
-            repairs.append(info)
-        Gs.append(Gf)
+        if repair:
+            Gf, info = repair_gram(
+                G, f"Gram matrix, level {levels[k]!r}, fold {fold}", noise_floor=noise
+            )
+            if info is not None:
+                repairs.append(info)
+            Gs.append(Gf)
         cs.append(
             invert(
                 pPy[k] / n_tr, (pAy[k] / n_tr if pAy is not None else psy[k] / n_tr) * mean, alpha
@@ -257,3 +264,18 @@ def fold_fit(
             invert(pPC[k] / n_tr, pub[k] / n_tr * mean, alpha) for k in range(len(levels))
         )
     return FoldFit(tuple(Gs), tuple(cs), e_phi, e_dphi, e_cphi, tuple(repairs))
+
+
+def held_out_fits(
+    st: FoldStats, levels: list[object], mean: FloatArray, R: FloatArray, alpha: float
+) -> tuple[FoldFit, ...]:
+    r"""Unrepaired deconvolved Gram matrices and moments of each fold on its own.
+
+    Means over each fold's rows: any union of folds is their row-weighted average, and a
+    held-out fold's statistics score a fit trained on the others (private CV losses).
+    """
+    F = st.cnt.shape[0]
+    return tuple(
+        fold_fit(st, np.arange(F) == g, g, levels, mean, R, alpha, repair=False)
+        for g in range(F)
+    )

@@ -181,6 +181,9 @@ class SieveBasis:
     level: tuple[int, ...]
     names: tuple[str, ...]
     max_level: int
+    #: largest candidate kept by :meth:`candidates` when no size is given (set by
+    #: :meth:`restrict`)
+    max_size: int | None = None
 
     @classmethod
     def build(
@@ -392,6 +395,7 @@ class SieveBasis:
         duplicates and candidates with more than ``max_size`` functions are dropped (the
         linear candidate is always kept).
         """
+        max_size = self.max_size if max_size is None else max_size
         lv = np.asarray(self.level)
         out: list[tuple[str, IntArray]] = []
         seen: set[tuple[int, ...]] = set()
@@ -410,12 +414,15 @@ class SieveBasis:
                 out.append((f"level {a}{' + interactions' if inter else ''}", idx))
         return out
 
-    def restrict(self, keep: IntArray) -> SieveBasis:
-        """The basis made of the functions in ``keep`` (constant first, order kept)."""
+    def restrict(self, keep: IntArray, max_size: int | None = None) -> SieveBasis:
+        """The basis made of the functions in ``keep`` (constant first, order kept).
+
+        ``max_size`` becomes the default size limit of :meth:`candidates`.
+        """
         keep = np.unique(np.r_[0, np.asarray(keep, dtype=np.int64)])
         lv = [self.level[i] for i in keep]
         return SieveBasis(
             self.n_private, self.center, self.scale, self.lower, self.upper, self.atoms,
             tuple(self.functions[i] for i in keep), tuple(lv),
-            tuple(self.names[i] for i in keep), max(max(lv), 1),
+            tuple(self.names[i] for i in keep), max(max(lv), 1), max_size,
         )  # fmt: skip
