@@ -72,6 +72,14 @@ def _rep_seed(seed: int, design: str, alpha: float, n: int, rep: int) -> np.rand
 
 
 def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
+    """Replications ``task["reps"]`` of one cell, single-threaded BLAS (cells run in parallel)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return _run_task(task)
+
+
+def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     """Replications ``task["reps"]`` of one cell; one row per replication and parameter."""
     design = DESIGNS[task["design"]]
     alpha, n = float(task["alpha"]), int(task["n"])
@@ -385,7 +393,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--model-options",
         default="{}",
-        help="JSON dict passed to from_formula, e.g. '{\"degree\": \"cv\"}'",
+        help='JSON dict passed to from_formula, e.g. \'{"degree": "cv"}\'',
     )
     parser.add_argument("--label", default="", help="tag stored with every replication")
     parser.add_argument("--render", default=None, help="re-render tables from a summary CSV")
@@ -403,8 +411,10 @@ def main(argv: list[str] | None = None) -> None:
         estimands = [e.strip().upper() for e in args.estimands.split(",")]
         if any(e not in MODELS for e in estimands):
             parser.error(f"--estimands must be among {list(MODELS)}")
-        ns = [int(v) for v in _floats(args.n)] if args.n else (
-            [1000, 4000] if args.quick else [1000, 4000, 16000]
+        ns = (
+            [int(v) for v in _floats(args.n)]
+            if args.n
+            else ([1000, 4000] if args.quick else [1000, 4000, 16000])
         )
         reps = args.reps if args.reps is not None else (40 if args.quick else None)
         options = json.loads(args.model_options)

@@ -87,6 +87,11 @@ class Design:
     population: Callable[[], tuple[pd.DataFrame, np.ndarray]] | None = field(default=None)
 
     @property
+    def covariate_columns(self) -> list[str]:
+        """Covariate columns of the raw data (private and public)."""
+        return [*self.reference(), *self.public_covariates]
+
+    @property
     def public(self) -> list[str]:
         """Columns published unchanged."""
         return ["y", "d", *self.public_covariates]
@@ -109,7 +114,9 @@ class Design:
         )
 
 
-def privatize(mech: pi.AlphaIdentity, raw: pd.DataFrame, public: list[str], rng: Any) -> pd.DataFrame:
+def privatize(
+    mech: pi.AlphaIdentity, raw: pd.DataFrame, public: list[str], rng: Any
+) -> pd.DataFrame:
     """Release ``raw`` through ``mech``, declaring the public columns when the API allows."""
     if "public" in inspect.signature(mech.privatize).parameters:
         return mech.privatize(raw, public=public, random_state=rng)
