@@ -46,7 +46,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+# the sibling modules, and this checkout's privinfer ahead of any installed copy
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from validate_designs import DESIGNS, available, privatize
 
 import privinfer as pi

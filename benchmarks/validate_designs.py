@@ -15,9 +15,9 @@ Every design is a callable ``design(n, rng) -> DesignDraw`` returning
 Truths are population quantities, not sample-conditional ones: they are computed from the
 conditional means ``mu_d(x) = E[Y(d) | X = x]`` (in closed form, also for censored and
 binary outcomes) averaged over a large fixed draw of the covariates (2,000,000 rows, seed
-20261130; quasi-exact: the Monte Carlo error of the truth is below 1e-3 of the outcome's
-scale and about 1/40 of the smallest standard error at n = 16000), or exactly over the 445
-rows of the NSW experiment for the resampled design. The ATT truth is
+20261130: the Monte Carlo error of a truth, sd(tau(X)) / sqrt(2e6), is at most 5e-4, under
+1/15 of the smallest standard error at n = 16000), or exactly over the 445 rows of the NSW
+experiment for the resampled design. The ATT truth is
 ``E[pi(X) (mu_1(X) - mu_0(X))] / E[pi(X)]`` with the true propensity ``pi``; a
 sample-conditional ATT (averaging over the realised treated units) would make the interval
 look better than it is.
@@ -311,13 +311,13 @@ def _cov_sieve(n, rng):
 
 def _ps_sieve(X):
     x1, x2 = X.x1.to_numpy(), X.x2.to_numpy()
-    return np.clip(_expit(2.0 * np.sin(3.0 * x1) + x2), 0.03, 0.97)
+    return np.clip(_expit(1.5 * np.sin(4.0 * x1) + x2), 0.03, 0.97)
 
 
 def _mu_sieve(X, d):
     x1, x2 = X.x1.to_numpy(), X.x2.to_numpy()
-    s = np.sin(3.0 * x1)
-    return 2.0 * s + np.cos(3.0 * x2) + d * (1.0 + s)
+    s = np.sin(4.0 * x1)
+    return s + np.cos(3.0 * x2) + d * (1.0 + s)
 
 
 _U = pi.reference.Uniform
@@ -408,7 +408,7 @@ DESIGN_LIST = [
     ),
     Design(
         "sieve_drift",
-        "sin(3 x1) in outcome and propensity: outside any fixed polynomial sieve",
+        "sin(4 x1) in outcome and propensity: a fixed cubic sieve leaves a bias constant in n",
         "y ~ d | x1 + x2",
         (),
         lambda: {"x1": _U(-1, 1), "x2": _U(-1, 1)},

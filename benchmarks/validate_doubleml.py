@@ -38,7 +38,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+# the sibling modules, and this checkout's privinfer ahead of any installed copy
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from validate import _rep_seed
 from validate_designs import DESIGNS, available, privatize
 
