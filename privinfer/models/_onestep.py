@@ -429,7 +429,8 @@ class TreatmentModel:
         worst = int(np.argmax(ratio))
         if ratio[worst] > _BIAS_WARN_SHARE:
             alpha, n = self.mechanism.alpha, self.inputs.y.size
-            need = n * alpha**2 * (ratio[worst] / _BIAS_TARGET_SHARE) ** 2
+            need_eff = n * alpha**2 * (ratio[worst] / _BIAS_TARGET_SHARE) ** 2
+            need = int(np.ceil(need_eff / alpha**2))
             cv = float(bias_aware_critical_value(ratio[worst]))
             warnings.warn(
                 f"{self._name}: regularisation bias is not negligible at n * alpha^2 = "
@@ -437,7 +438,8 @@ class TreatmentModel:
                 f"{ratio[worst]:.2f} standard errors, so the interval is widened (critical "
                 f"value {cv:.2f} instead of 1.96; Armstrong and Kolesar, 2020). The data "
                 "cannot resolve the nuisances in directions swamped by privatisation noise; "
-                f"about n * alpha^2 >= {need:.3g} would make the bias negligible.",
+                f"about n >= {need} rows at alpha = {alpha:g} (n * alpha^2 >= "
+                f"{need_eff:.0f}) would make the bias negligible.",
                 RegularizationBiasWarning,
                 stacklevel=5,
             )

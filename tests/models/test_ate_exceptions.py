@@ -146,7 +146,7 @@ def test_level_with_no_released_row_warns():
             random_state=0
         )
     assert np.isfinite(res.params["ATE"])
-    assert res.diagnostics.gram_repairs
+    assert np.isfinite(res.bse["ATE"])  # the empty direction is regularised, not inverted
 
 
 def test_kernel_outcome_route_restrictions(data, mech):
