@@ -37,7 +37,8 @@ class PrivateLogitFit:
     coef : ndarray of shape (1 + K_public + K_private,)
     n_iter : int
     moment_norm : float
-        Max-norm of the private moment at the solution.
+        Max-norm of the private moment at the solution (in the standardised columns the
+        solver works with).
     interp_error : float
         Largest index-expectation interpolation error met.
 
@@ -229,6 +230,14 @@ def fit_private_logit(
     True
     """
     n = d.size
+    # an affine reparametrisation (centred, unit-variance columns) leaves the solution
+    # unchanged but keeps Newton's method well conditioned whatever the columns' units:
+    # the fit must not depend on their scale or on which of them are private
+    pub_c, pub_s = _standardisation(np.asarray(public, dtype=float))
+    priv_c, priv_s = _standardisation(np.asarray(private, dtype=float))
+    public = (public - pub_c) / pub_s
+    private = (private - priv_c) / priv_s
+    private_ref = (private_ref - priv_c) / priv_s
     W = np.column_stack([np.ones(n), public])
     Psi = np.column_stack([W, private])
     interp_err = 0.0
@@ -287,4 +296,17 @@ def fit_private_logit(
             f"method (max |moment| = {norm:.3g}); the treatment may be (quasi-)separated by the "
             "covariates or alpha too small for this design. Use riesz='auto'."
         )
-    return PrivateLogitFit(g, it, norm, interp_err)
+    scale = np.concatenate([[1.0], pub_s, priv_s])
+    coef = g / scale
+    coef[0] = g[0] - float(coef[1:] @ np.concatenate([pub_c, priv_c]))
+    return PrivateLogitFit(coef, it, norm, interp_err)
+
+
+def _standardisation(cols: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Column means and standard deviations (0 and 1 for constant columns)."""
+    if cols.shape[0] == 0 or cols.shape[1] == 0:
+        return np.zeros(cols.shape[1]), np.ones(cols.shape[1])
+    c = cols.mean(axis=0)
+    s = cols.std(axis=0)
+    const = ~(s > 1e-12 * np.maximum(np.abs(c), 1.0))
+    return np.where(const, 0.0, c), np.where(const, 1.0, s)

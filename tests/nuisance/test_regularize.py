@@ -1,0 +1,169 @@
+"""Spectral ridge paths, private CV losses, the noise guard and the bias-aware critical value."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+
+import privinfer as pi
+from privinfer.inversion import ReferenceMoments, private_gram, private_mean
+from privinfer.nuisance.regularize import (
+    bias_aware_critical_value,
+    cv_spectral,
+    fit_crossfit,
+    noise_guard,
+    ridge_path,
+    spectral_solve,
+)
+
+
+def _spd(rng, J):
+    A = rng.normal(size=(J, J))
+    return A @ A.T / J + 0.1 * np.eye(J)
+
+
+@pytest.mark.parametrize("free_first", [False, True])
+def test_ridge_path_equals_direct_solves(free_first):
+    rng = np.random.default_rng(0)
+    G = _spd(rng, 6)
+    G[3, 3] -= 1.0  # indefinite, as deconvolution can give
+    r = rng.normal(size=6)
+    ridges = [1.5, 3.0, 10.0]
+    coefs, floored = ridge_path(G, r, ridges, free_first=free_first)
+    D = np.eye(6)
+    if free_first:
+        D[0, 0] = 0.0
+    for lam, b in zip(ridges, coefs, strict=True):
+        np.testing.assert_allclose(b, np.linalg.solve(G + lam * D, r), rtol=1e-9, atol=1e-12)
+    assert floored.tolist() == [0, 0, 0]
+
+
+def test_ridge_path_floors_only_as_last_resort_and_counts():
+    G = np.diag([1.0, -0.5])
+    coefs, floored = ridge_path(G, np.ones(2), [0.0, 1.0], free_first=False)
+    assert floored.tolist() == [1, 0]
+    assert np.all(np.isfinite(coefs))
+    np.testing.assert_allclose(coefs[1], [0.5, 2.0])
+
+
+def test_spectral_solve_pads_sub_basis_with_zeros():
+    rng = np.random.default_rng(1)
+    G, r = _spd(rng, 5), rng.normal(size=5)
+    idx = np.array([0, 2, 3])
+    coef, _ = spectral_solve(G, r, 0.0, idx)
+    np.testing.assert_allclose(coef[idx], np.linalg.solve(G[np.ix_(idx, idx)], r[idx]))
+    assert coef[1] == 0.0 and coef[4] == 0.0
+
+
+def test_riesz_cv_loss_is_unbiased_for_the_true_loss():
+    """Held-out private Riesz loss theta'G theta - 2 theta'M has the true-data loss as mean.
+
+    The data are fixed; only the privatisation is random. With a finite reference the
+    reference moments are exact, so the private loss is exactly unbiased.
+    """
+    rng = np.random.default_rng(2)
+    n, alpha = 300, 0.4
+    levels = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+    x = rng.choice(levels, n, p=[0.4, 0.3, 0.15, 0.1, 0.05])
+    d = (rng.random(n) < 0.3 + 0.1 * x).astype(float)
+    ref_w = np.full(5, 0.2)
+
+    def feats(v):
+        return np.column_stack([np.ones(v.size), v, v**2])
+
+    ref = ReferenceMoments.from_features(feats(levels), ref_w)
+    theta = np.array([1.0, -0.3, 0.2])
+    true = np.mean(d * (feats(x) @ theta) ** 2 - 2 * feats(x) @ theta)
+    losses = []
+    for _ in range(4000):
+        keep = rng.random(n) < alpha
+        z = np.where(keep, x, rng.choice(levels, n, p=ref_w))
+        P = feats(z)
+        G = private_gram(P, ref, alpha, weights=d)
+        M = private_mean(P, ref, alpha)
+        losses.append(theta @ G @ theta - 2 * theta @ M)
+    losses = np.array(losses)
+    mc_se = losses.std(ddof=1) / np.sqrt(losses.size)
+    assert abs(losses.mean() - true) < 4 * mc_se
+    # and the loss is informative: its noise is not huge relative to the value
+    assert losses.std() < 5 * abs(true) + 1
+
+
+def test_cv_spectral_prefers_needed_sub_basis_and_is_scale_free():
+    rng = np.random.default_rng(3)
+    n, F = 4000, 5
+    x = rng.uniform(-1, 1, n)
+    X = np.column_stack([np.ones(n), x, x**2, x**3])
+    y = 1 + x**2 + 0.3 * rng.normal(size=n)
+    folds = np.arange(n) % F
+    G = np.stack([X[folds == f].T @ X[folds == f] / (n / F) for f in range(F)])
+    c = np.stack([X[folds == f].T @ y[folds == f] / (n / F) for f in range(F)])
+    cands = [np.array([0, 1]), np.array([0, 1, 2])]
+    a = cv_spectral(G, c, np.full(F, n / F), candidates=cands)
+    b = cv_spectral(7.0 * G, 7.0 * c, np.full(F, n / F), candidates=cands)
+    assert a.candidate == 1 == b.candidate
+    assert a.relative_ridge == b.relative_ridge
+
+
+def test_fit_crossfit_with_zero_ridge_is_least_squares_per_fold():
+    rng = np.random.default_rng(4)
+    n, F = 1000, 4
+    X = np.column_stack([np.ones(n), rng.normal(size=(n, 2))])
+    y = X @ [1.0, 2.0, -1.0] + rng.normal(size=n)
+    folds = np.arange(n) % F
+    G = np.stack([X[folds == f].T @ X[folds == f] / (n / F) for f in range(F)])
+    c = np.stack([X[folds == f].T @ y[folds == f] / (n / F) for f in range(F)])
+    fits = fit_crossfit(G, c, np.full(F, n / F), ~np.eye(F, dtype=bool), fixed_ridge=0.0)
+    for f in range(F):
+        ols = np.linalg.lstsq(X[folds != f], y[folds != f], rcond=None)[0]
+        np.testing.assert_allclose(fits.coefs[f], ols, rtol=1e-10)
+    assert fits.choice is None and fits.n_floored == 0
+
+
+def test_noise_guard_zero_when_resolved_positive_when_swamped():
+    rng = np.random.default_rng(5)
+    F = 5
+    clean = np.stack([np.diag([1.0, 1.0, 1.0]) + 1e-3 * np.diag(rng.normal(size=3))
+                      for _ in range(F)])  # fmt: skip
+    noisy = np.stack([np.diag([1.0, 1.0, 0.01]) + 0.3 * np.diag(rng.normal(size=3))
+                      for _ in range(F)])  # fmt: skip
+    n = np.full(F, 100.0)
+    mask = np.arange(F) != 0
+    idx = np.arange(3)
+    assert noise_guard(clean, n, idx, mask, clean[mask].mean(axis=0)) == 0.0
+    assert noise_guard(noisy, n, idx, mask, noisy[mask].mean(axis=0)) > 0.05
+
+
+@pytest.mark.parametrize("t", [0.0, 0.3, 1.0, 2.5, 12.0])
+def test_bias_aware_critical_value_matches_direct_computation(t):
+    cv = float(bias_aware_critical_value(t))
+    # the defining equation
+    assert norm.cdf(cv - t) - norm.cdf(-cv - t) == pytest.approx(0.95, abs=1e-9)
+    # and a direct Monte Carlo quantile of |N(t, 1)|
+    draws = np.abs(np.random.default_rng(6).normal(t, 1.0, 400_000))
+    assert cv == pytest.approx(np.quantile(draws, 0.95), abs=0.01)
+
+
+def test_bias_aware_critical_value_reduces_to_z_and_validates():
+    assert float(bias_aware_critical_value(0.0, 0.1)) == pytest.approx(norm.ppf(0.95))
+    with pytest.raises(ValueError, match="finite"):
+        bias_aware_critical_value(np.inf)
+
+
+def test_results_conf_int_is_bias_aware_when_a_bound_is_reported():
+    from privinfer.results import Diagnostics, PrivateResults, ResultsRecord
+
+    phi = np.array([[1.0], [-1.0], [1.0], [-1.0]])
+    common = ("Demo", "y", pd.Series({"m": 2.0}), phi, {"alpha": 1.0}, None, (),
+              Diagnostics(), pd.DataFrame())  # fmt: skip
+    plain = PrivateResults(ResultsRecord(*common))
+    wide = PrivateResults(ResultsRecord(*common, bias_bound=pd.Series({"m": 0.5})))
+    se = float(plain.bse["m"])
+    cv = float(bias_aware_critical_value(0.5 / se))
+    assert float(wide.conf_int().loc["m", "upper"]) == pytest.approx(2.0 + cv * se)
+    assert float(plain.conf_int().loc["m", "upper"]) == pytest.approx(2.0 + 1.959964 * se)
+    assert "widened" in str(wide.summary())
+
+
+def test_public_api_exports_warning():
+    assert issubclass(pi.exceptions.RegularizationBiasWarning, pi.exceptions.PrivinferWarning)

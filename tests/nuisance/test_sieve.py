@@ -1,0 +1,87 @@
+"""The adaptive sieve: nested candidates, knots at deconvolved quantiles, public factors."""
+
+import numpy as np
+import pytest
+
+from privinfer.exceptions import DataMismatchError
+from privinfer.nuisance.sieve import SieveBasis, deconvolved_moments, deconvolved_quantiles
+
+
+def _basis(alpha=1.0, public=None, groups=((0, 1), ()), names=("x1", "x2"), **kw):
+    rng = np.random.default_rng(0)
+    ref = rng.uniform(-1, 1, (2048, 2))
+    released = rng.uniform(-1, 1, (500, 2))
+    public = np.zeros((500, 0)) if public is None else public
+    return SieveBasis.build(ref, np.full(2048, 1 / 2048), released, public, alpha,
+                            groups[0], groups[1], names, **kw)  # fmt: skip
+
+
+def test_candidates_are_nested_and_grow():
+    b = _basis()
+    cands = b.candidates()
+    sizes = [idx.size for _, idx in cands]
+    assert sizes == sorted(sizes) and sizes[0] == 3  # 1, x1, x2
+    additive = [idx for name, idx in cands if "interactions" not in name]
+    for small, big in zip(additive, additive[1:], strict=False):
+        assert set(small.tolist()) < set(big.tolist())
+    assert all(0 in idx for _, idx in cands)  # the constant is in every candidate
+
+
+def test_candidates_respect_size_limit_and_restrict_keeps_it():
+    b = _basis()
+    cands = b.candidates(max_size=8)
+    assert max(idx.size for _, idx in cands) <= 8
+    keep = np.unique(np.concatenate([idx for _, idx in cands]))
+    r = b.restrict(keep, 8)
+    assert r.n_basis == keep.size
+    assert max(idx.size for _, idx in r.candidates()) <= 8
+
+
+def test_split_matches_direct_evaluation_with_public_column():
+    rng = np.random.default_rng(1)
+    ref = rng.uniform(-1, 1, (1024, 1))
+    released = rng.uniform(-1, 1, (300, 1))
+    pub = rng.normal(size=(300, 1))
+    b = SieveBasis.build(ref, np.full(1024, 1 / 1024), released, pub, 1.0, (0,), (1,),
+                         ("x", "w"), max_level=3)  # fmt: skip
+    A, P = b.split(released, pub)
+    assert A is not None and b.has_public
+    Phi = A * P
+    zx = np.clip((released[:, 0] - b.center[0]) / b.scale[0], b.lower[0], b.upper[0])
+    zw = np.clip((pub[:, 0] - b.center[1]) / b.scale[1], b.lower[1], b.upper[1])
+    j = b.names.index("x*w")
+    np.testing.assert_allclose(Phi[:, j], zx * zw)
+    j = b.names.index("w^3")
+    np.testing.assert_allclose(Phi[:, j], zw**3)
+    # private factors alone at reference points
+    np.testing.assert_allclose(b.private_only(ref)[:, b.names.index("x^2")],
+                               np.clip((ref[:, 0] - b.center[0]) / b.scale[0], b.lower[0],
+                                       b.upper[0]) ** 2)  # fmt: skip
+
+
+def test_binary_and_categorical_columns_enter_linearly():
+    rng = np.random.default_rng(2)
+    ref = np.column_stack([rng.uniform(-1, 1, 512), rng.integers(0, 2, 512)]).astype(float)
+    rel = np.column_stack([rng.uniform(-1, 1, 200), rng.integers(0, 2, 200)]).astype(float)
+    b = SieveBasis.build(ref, np.full(512, 1 / 512), rel, np.zeros((200, 0)), 1.0, (0, 1), (),
+                         ("x", "g"))  # fmt: skip
+    assert "g^2" not in b.names and "x^2" in b.names and "x*g" in b.names
+
+
+def test_deconvolved_quantiles_follow_the_data_not_the_reference():
+    rng = np.random.default_rng(3)
+    n, alpha = 40_000, 0.5
+    x = rng.lognormal(0.0, 0.6, n).clip(max=10)
+    z = np.where(rng.random(n) < alpha, x, rng.uniform(0, 10, n))
+    ref = np.linspace(0, 10, 2001)
+    q = deconvolved_quantiles(z, ref, np.full(ref.size, 1 / ref.size), alpha,
+                              np.array([0.25, 0.5, 0.75]))  # fmt: skip
+    np.testing.assert_allclose(q, np.quantile(x, [0.25, 0.5, 0.75]), rtol=0.08)
+    m, s = deconvolved_moments(z, ref, np.full(ref.size, 1 / ref.size), alpha)
+    assert m == pytest.approx(x.mean(), rel=0.05) and s == pytest.approx(x.std(), rel=0.1)
+
+
+def test_build_rejects_mismatched_columns():
+    with pytest.raises(DataMismatchError, match="column counts"):
+        SieveBasis.build(np.zeros((4, 2)), np.full(4, 0.25), np.zeros((3, 1)), np.zeros((3, 0)),
+                         1.0, (0, 1), (), ("a", "b"))  # fmt: skip
