@@ -218,7 +218,10 @@ def fit_series(
     G = [np.stack([h.G[k] for h in held]) for k in range(L)]
 
     def fit(k: int, rhs: FloatArray, mask: np.ndarray) -> CrossFitFits:
-        return fit_crossfit(G[k], rhs, n_rows, mask, candidates=candidates, fixed_ridge=fixed)
+        return fit_crossfit(
+            G[k], rhs, n_rows, mask, candidates=candidates, fixed_ridge=fixed,
+            noise_share=1.0 - alpha,
+        )  # fmt: skip
 
     outcome = tuple(fit(k, np.stack([h.c[k] for h in held]), m_mu) for k in range(L))
     rz: tuple[CrossFitFits, ...] = ()

@@ -643,7 +643,7 @@ class TreatmentModel:
             )
             warnings.warn(msg, OverlapWarning, stacklevel=4)
             notes.append("Weak overlap: large Riesz second moment.")
-        elif any(v > _OVERLAP_LIMIT for v in r2ref.values() if np.isfinite(v)):
+        elif alpha < 1.0 and any(v > _OVERLAP_LIMIT for v in r2ref.values() if np.isfinite(v)):
             warnings.warn(
                 f"{self._name}: the Riesz representers are large where the reference puts "
                 f"mass ({r2ref}, above {_OVERLAP_LIMIT:g}): private overlap is poor, and the "

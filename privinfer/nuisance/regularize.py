@@ -144,7 +144,12 @@ def ridge_path(
 
 
 def noise_guard(
-    G_folds: FloatArray, n_rows: FloatArray, idx: IntArray, mask: np.ndarray, G_train: FloatArray
+    G_folds: FloatArray,
+    n_rows: FloatArray,
+    idx: IntArray,
+    mask: np.ndarray,
+    G_train: FloatArray,
+    share: float = 1.0,
 ) -> float:
     r"""Smallest ridge that lifts the training Gram matrix above its own sampling noise.
 
@@ -155,10 +160,11 @@ def noise_guard(
     a symmetric noise matrix of that entry variance has operator norm about
     :math:`\nu = 2\sigma\sqrt J` (semicircle edge). Eigen-directions of the penalised block
     (Schur complement of the constant) below :math:`\nu` cannot be learned from these
-    data, so the ridge must be at least :math:`\max(0, \nu - \lambda_{\min})`. Without
+    data, so the ridge must be at least :math:`\max(0, s\nu - \lambda_{\min})`. Without
     it the held-out loss, unbiased but unbounded below, can pick a wild fit by chance.
-    Usually zero at ``alpha = 1``; at ``alpha < 1`` it scales like the privatisation noise
-    :math:`\sqrt{(1-\alpha)/(\alpha^2 n)}` (DESIGN §6b).
+    ``share`` (:math:`s`) is the part of the noise to guard against: the models pass the
+    privatisation's share :math:`1 - \alpha` (at ``alpha = 1`` the Gram matrix is an
+    ordinary positive semi-definite one and sampling noise needs no guard).
 
     Examples
     --------
@@ -181,7 +187,7 @@ def noise_guard(
     else:
         S = Gs
     lam_min = float(np.linalg.eigvalsh(S)[0])
-    return max(0.0, NOISE_GUARD * nu - lam_min)
+    return max(0.0, NOISE_GUARD * share * nu - lam_min)
 
 
 def _penalised_scale(G: FloatArray) -> float:
@@ -292,6 +298,7 @@ def cv_spectral(
     const_folds: FloatArray | None = None,
     min_ridge: float = 0.0,
     se_penalty: float = SE_PENALTY,
+    noise_share: float = 1.0,
 ) -> SpectralChoice:
     r"""Choose a sub-basis and a ridge by the private held-out loss.
 
@@ -383,7 +390,10 @@ def cv_spectral(
             Gt, rt = train_average(G_folds, rhs_folds, n_rows, np.arange(F) != f)
             Gs = Gt[np.ix_(idx, idx)]
             scale[f] = _penalised_scale(Gs)
-            guard = max(min_ridge, noise_guard(G_folds, n_rows, idx, np.arange(F) != f, Gt))
+            guard = min_ridge
+            if noise_share > 0:
+                guard = max(guard, noise_guard(G_folds, n_rows, idx, np.arange(F) != f, Gt,
+                                               noise_share))  # fmt: skip
             coefs, fl = ridge_path(Gs, rt[idx], np.maximum(rel * scale[f], guard))
             floored += fl
             Gf = G_folds[f][np.ix_(idx, idx)]
@@ -456,6 +466,7 @@ def fit_crossfit(
     min_ridge: float = 0.0,
     loosen: float = LOOSEN,
     se_penalty: float = SE_PENALTY,
+    noise_share: float = 1.0,
 ) -> CrossFitFits:
     r"""Choose sieve and ridge of one nuisance by private CV, then fit it for every fold.
 
@@ -507,6 +518,7 @@ def fit_crossfit(
         choice = cv_spectral(
             G_folds, rhs_folds, n_rows, candidates=candidates, ridges=ridges,
             const_folds=const_folds, min_ridge=min_ridge, se_penalty=se_penalty,
+            noise_share=noise_share,
         )  # fmt: skip
         subset, rel = choice.subset, choice.relative_ridge
     else:
@@ -520,10 +532,10 @@ def fit_crossfit(
         scale = _penalised_scale(Gs)
         mask = np.asarray(train_masks[f], bool)
         guard = min_ridge
-        if choice is not None:  # a fixed ridge is the user's: no guard
-            guard = max(guard, noise_guard(G_folds, n_rows, subset, mask, Gt))
+        if choice is not None and noise_share > 0:  # a fixed ridge is the user's: no guard
+            guard = max(guard, noise_guard(G_folds, n_rows, subset, mask, Gt, noise_share))
         lam = max(rel * scale, guard)
-        path, fl = ridge_path(Gs, rt[subset], [lam, max(lam / loosen, guard / loosen)])
+        path, fl = ridge_path(Gs, rt[subset], [lam, max(lam / loosen, guard)])
         coefs[f, subset], loose[f, subset] = path[0], path[1]
         n_floored += int(fl[0])
     return CrossFitFits(coefs, loose, choice, rel, n_floored)

@@ -2,8 +2,8 @@ r"""A series basis that grows with the data: a nested ladder of additive splines
 
 The default nuisance basis of the one-step models. Every continuous covariate column
 gets, level by level, a linear term (level 1), a square (2), a cube (3) and truncated
-cubes :math:`(z - \kappa)_+^3` at 1, then 2 more, then 4 more knots (levels 4-6, the
-dyadic quantiles 1/2; 1/4, 3/4; 1/8, 3/8, 5/8, 7/8): a cubic regression spline whose
+cubes :math:`(z - \kappa)_+^3` at 1, then 2, 4 and 8 more knots (levels 4-7, the dyadic
+quantiles 1/2; 1/4, 3/4; 1/8, ..., 7/8; 1/16, ..., 15/16): a cubic regression spline whose
 knots double from level to level. Binary columns and categorical dummies enter linearly.
 Pairwise products of the linear terms (different columns) form an optional interaction
 block. A **candidate** sub-basis is "levels up to ``a``, with or without interactions";
@@ -35,10 +35,15 @@ from privinfer.exceptions import DataMismatchError
 
 __all__ = ["SieveBasis", "deconvolved_moments", "deconvolved_quantiles"]
 
-#: Largest ladder level (linear, square, cube, then 1, 3 and 7 knots).
-MAX_LEVEL = 6
-#: Quantile probabilities of the knots added at levels 4, 5 and 6.
-_KNOT_PROBS = {4: (0.5,), 5: (0.25, 0.75), 6: (0.125, 0.375, 0.625, 0.875)}
+#: Largest ladder level (linear, square, cube, then 1, 3, 7 and 15 knots).
+MAX_LEVEL = 7
+#: Quantile probabilities of the knots added at levels 4 to 7 (dyadic).
+_KNOT_PROBS = {
+    4: (0.5,),
+    5: (0.25, 0.75),
+    6: (0.125, 0.375, 0.625, 0.875),
+    7: tuple((2 * i + 1) / 16 for i in range(8)),
+}
 #: Private atoms are functions of the standardised value clipped to the deconvolved
 #: quantiles at these probabilities: reference draws far outside the data (a reference
 #: wider than the data) then stay bounded, which keeps the privatisation noise of the Gram
@@ -218,8 +223,8 @@ class SieveBasis:
             Group label of each column (dummies of one categorical share a label).
         names : tuple of str
             Names of the private then the public columns.
-        max_level : int, default=6
-            Highest ladder level (1: linear ... 6: cubic spline with 7 knots).
+        max_level : int, default=7
+            Highest ladder level (1: linear ... 7: cubic spline with 15 knots).
         interactions : bool, default=True
             Include the pairwise products of linear terms.
 
@@ -240,7 +245,7 @@ class SieveBasis:
         binary = np.zeros(center.size, dtype=bool)
         knots: dict[int, dict[int, FloatArray]] = {}
         rw = np.asarray(ref_weights, dtype=float)
-        probs = np.array([*CLIP_PROBS, *(p for lv in (4, 5, 6) for p in _KNOT_PROBS[lv])])
+        probs = np.array([*CLIP_PROBS, *(p for lv in _KNOT_PROBS for p in _KNOT_PROBS[lv])])
         lower = np.full(center.size, -np.inf)
         upper = np.full(center.size, np.inf)
         for j in range(k_priv + k_pub):
@@ -264,7 +269,7 @@ class SieveBasis:
             zq = zq[2:]
             start = 0
             knots[j] = {}
-            for lv in (4, 5, 6):
+            for lv in _KNOT_PROBS:
                 k = len(_KNOT_PROBS[lv])
                 knots[j][lv] = zq[start : start + k]
                 start += k
