@@ -47,6 +47,7 @@ __all__ = [
     "cv_spectral",
     "fit_crossfit",
     "noise_guard",
+    "orthonormalizer",
     "ridge_path",
     "spectral_solve",
     "train_average",
@@ -188,6 +189,38 @@ def noise_guard(
         S = Gs
     lam_min = float(np.linalg.eigvalsh(S)[0])
     return max(0.0, NOISE_GUARD * share * nu - lam_min)
+
+
+def orthonormalizer(G: FloatArray) -> FloatArray:
+    r"""Upper-triangular :math:`T` with :math:`T'GT = I` (Gram-Schmidt in index order).
+
+    In the basis :math:`\tilde\varphi = T'\varphi` every function is the innovation of
+    :math:`\varphi_j` over :math:`\varphi_1, \dots, \varphi_{j-1}` with unit norm, so an
+    identity ridge penalises each function's *new* contribution, whatever the raw basis's
+    scale or collinearity (truncated powers are nearly collinear with the polynomials
+    below them), and index prefixes still span the same nested spaces. ``G`` is the
+    pooled private Gram matrix; an indefinite or singular one is shifted up first
+    (:math:`G + \tau I`, :math:`\tau = \max(0, -\lambda_{\min}) + 10^{-8}\bar\lambda`):
+    any invertible :math:`T` gives a valid basis, the shift only sets the penalty's
+    geometry in directions the data do not resolve.
+
+    Examples
+    --------
+    >>> G = np.array([[1.0, 0.9], [0.9, 1.0]])
+    >>> T = orthonormalizer(G)
+    >>> bool(np.allclose(T.T @ G @ T, np.eye(2), atol=1e-6)), bool(T[1, 0] == 0.0)
+    (True, True)
+    """
+    G = _check_sym(G, "orthonormalizer")
+    lam = np.linalg.eigvalsh(G)
+    tau = max(0.0, -float(lam[0])) + 1e-8 * max(float(np.mean(np.abs(lam))), 1e-300)
+    for _ in range(20):
+        try:
+            U = np.linalg.cholesky(G + tau * np.eye(G.shape[0])).T  # G + tau I = U'U
+            break
+        except np.linalg.LinAlgError:
+            tau *= 10.0
+    return np.linalg.solve(U, np.eye(G.shape[0]))
 
 
 def _penalised_scale(G: FloatArray) -> float:

@@ -1,25 +1,29 @@
 r"""A series basis that grows with the data: a nested ladder of additive splines.
 
-The default nuisance basis of the one-step models. Every continuous covariate column
-gets, level by level, a linear term (level 1), a square (2), a cube (3) and truncated
-cubes :math:`(z - \kappa)_+^3` at 1, then 2, 4 and 8 more knots (levels 4-7, the dyadic
-quantiles 1/2; 1/4, 3/4; 1/8, ..., 7/8; 1/16, ..., 15/16): a cubic regression spline whose
-knots double from level to level. Binary columns and categorical dummies enter linearly.
-Pairwise products of the linear terms (different columns) form an optional interaction
-block. A **candidate** sub-basis is "levels up to ``a``, with or without interactions";
-the candidates are index subsets of one largest basis, so the per-fold sufficient
-statistics (Gram matrices and moments) of that basis give every candidate's private
-cross-validation loss by taking sub-blocks, and the outcome and Riesz fits may choose
-different candidates (:func:`privinfer.nuisance.regularize.cv_spectral`). Rate double
-robustness needs both nuisance errors to vanish; a sieve chosen by cross-validation grows
-with the information in the data instead of staying at a fixed degree.
+The default nuisance basis of the one-step models. Every continuous covariate column is
+first mapped to :math:`v = 2\hat F(x) - 1 \in [-1, 1]` by its **deconvolved** CDF
+:math:`\hat F_X(t) = \{F_Z(t) - (1 - \alpha)\bar F(t)\}/\alpha` (post-processing of the
+release, no extra privacy cost). Then it gets, level by level, a linear term in ``v``
+(level 1), a square (2), a cube (3) and truncated cubes :math:`(v - \kappa)_+^3` at 1,
+then 2, 4 and 8 more knots (levels 4-7, at the dyadic quantiles 1/2; 1/4, 3/4; 1/8, ...,
+7/8; 1/16, ..., 15/16 of the data): a cubic regression spline whose knots double from
+level to level. Binary columns and categorical dummies enter linearly. Pairwise products
+of the linear terms (different columns) form an optional interaction block.
 
-Every function is a product :math:`a_j(v)p_j(x)` of a public and a private factor, as the
-separable inversion engine requires (DESIGN §4). Knots and standardisation of private
-columns come from the **deconvolved** marginal distribution of the released values,
-:math:`F_X(t) = \{F_Z(t) - (1 - \alpha)\bar F(t)\}/\alpha` (post-processing of the release,
-no extra privacy cost), so that knots follow the data rather than a reference that may be
-much wider than the data.
+A **candidate** sub-basis is "levels up to ``a``, with or without interactions". The
+candidates are index subsets of one largest basis, so the per-fold sufficient statistics
+(Gram matrices and moments) of that basis give every candidate's private cross-validation
+loss by taking sub-blocks, and the outcome and Riesz fits may choose different candidates
+(:func:`privinfer.nuisance.regularize.cv_spectral`). Rate double robustness needs both
+nuisance errors to vanish; a sieve chosen by cross-validation grows with the information
+in the data instead of staying at a fixed degree.
+
+Why the CDF scale: every basis function is bounded by 8 wherever the reference puts
+mass, so a reference much wider than the data (a uniform reference on [0, cap] for a
+skewed income) or with heavy tails cannot inflate the privatisation noise of the Gram
+matrices through huge powers of far-out reference draws; and knots at data quantiles
+follow the data, not the reference. Every function is a product :math:`a_j(v)p_j(x)` of a
+public and a private factor, as the separable inversion engine requires (DESIGN §4).
 """
 
 from __future__ import annotations
@@ -44,11 +48,12 @@ _KNOT_PROBS = {
     6: (0.125, 0.375, 0.625, 0.875),
     7: tuple((2 * i + 1) / 16 for i in range(8)),
 }
-#: Private atoms are functions of the standardised value clipped to the deconvolved
-#: quantiles at these probabilities: reference draws far outside the data (a reference
-#: wider than the data) then stay bounded, which keeps the privatisation noise of the Gram
-#: matrices small; the fit is constant beyond them.
-CLIP_PROBS = (0.005, 0.995)
+#: Continuous columns are mapped to v = 2 F(x) - 1 in [-1, 1] through their deconvolved
+#: CDF, interpolated between the quantiles at these probabilities (0.5% ... 99.5%). Every
+#: basis function is then bounded wherever the reference puts mass (a reference much wider
+#: than the data, heavy tails), which keeps the privatisation noise of the Gram matrices
+#: small; the fit is constant beyond the extreme quantiles.
+_MAP_PROBS = np.r_[0.005, np.arange(1, 64) / 64, 0.995]
 #: Rows used for deconvolved quantiles (a deterministic stride beyond this).
 _QUANTILE_ROWS = 100_000
 
@@ -111,6 +116,23 @@ def deconvolved_quantiles(
     return t[np.clip(idx, 0, t.size - 1)]
 
 
+def _cdf_map(
+    released: FloatArray, ref_values: FloatArray, ref_weights: FloatArray, alpha: float
+) -> tuple[FloatArray, FloatArray]:
+    r"""Knots of :math:`x \mapsto 2\hat F(x) - 1`, the deconvolved CDF on [-1, 1].
+
+    Piecewise linear through the deconvolved quantiles at ``_MAP_PROBS``; constant below
+    the 0.5% and above the 99.5% quantile.
+    """
+    q = deconvolved_quantiles(released, ref_values, ref_weights, alpha, _MAP_PROBS)
+    x, first = np.unique(q, return_index=True)
+    last = np.r_[first[1:] - 1, q.size - 1]
+    u = 0.5 * (_MAP_PROBS[first] + _MAP_PROBS[last])
+    if x.size == 1:  # a (nearly) constant column
+        return np.array([x[0] - 1.0, x[0] + 1.0]), np.array([-1.0, 1.0])
+    return x, 2 * u - 1
+
+
 def deconvolved_moments(
     released: FloatArray, ref_values: FloatArray, ref_weights: FloatArray, alpha: float
 ) -> tuple[float, float]:
@@ -144,11 +166,10 @@ class SieveBasis:
     ----------
     n_private : int
         Number of private design columns (they come first).
-    center, scale : ndarray
-        Standardisation of the private then the public columns.
-    lower, upper : ndarray
-        Standardised values are clipped to ``[lower, upper]`` (deconvolved 0.5% and 99.5%
-        quantiles for continuous columns, infinite otherwise).
+    maps : tuple
+        Per column (private then public), ``(x, u)`` knots of the monotone piecewise-linear
+        map to the transformed scale :math:`v = 2\hat F(x) - 1 \in [-1, 1]` (``None`` for
+        binary columns, which enter as they are).
     atoms : tuple of (int, str, float)
         ``(column, kind, knot)`` with kind ``"lin"``, ``"sq"``, ``"cube"`` or ``"knot"``
         (knot in standardised units).
@@ -177,10 +198,7 @@ class SieveBasis:
     """
 
     n_private: int
-    center: FloatArray
-    scale: FloatArray
-    lower: FloatArray
-    upper: FloatArray
+    maps: tuple[tuple[FloatArray, FloatArray] | None, ...]
     atoms: tuple[tuple[int, str, float], ...]
     functions: tuple[tuple[int, ...], ...]
     level: tuple[int, ...]
@@ -240,39 +258,20 @@ class SieveBasis:
         if private_released.shape[1] != k_priv or len(names) != k_priv + k_pub:
             raise DataMismatchError(f"{owner}: column counts of the inputs disagree.")
         groups = tuple(private_groups) + tuple(public_groups)
-        center = np.zeros(k_priv + k_pub)
-        scale = np.ones_like(center)
-        binary = np.zeros(center.size, dtype=bool)
-        knots: dict[int, dict[int, FloatArray]] = {}
+        n_cols = k_priv + k_pub
+        binary = np.zeros(n_cols, dtype=bool)
+        maps: list[tuple[FloatArray, FloatArray] | None] = []
         rw = np.asarray(ref_weights, dtype=float)
-        probs = np.array([*CLIP_PROBS, *(p for lv in _KNOT_PROBS for p in _KNOT_PROBS[lv])])
-        lower = np.full(center.size, -np.inf)
-        upper = np.full(center.size, np.inf)
-        for j in range(k_priv + k_pub):
+        for j in range(n_cols):
             if j < k_priv:
-                v, rel = private_ref[:, j], private_released[:, j]
-                binary[j] = bool(np.all((v == 0) | (v == 1)))
-                if binary[j]:
-                    continue
-                center[j], scale[j] = deconvolved_moments(rel, v, rw, alpha)
-                q = deconvolved_quantiles(rel, v, rw, alpha, probs)
+                v, rel, w, a = private_ref[:, j], private_released[:, j], rw, alpha
             else:
-                v = public[:, j - k_priv]
-                binary[j] = bool(np.all((v == 0) | (v == 1)))
-                if binary[j]:
-                    continue
-                center[j], sd = float(v.mean()), float(v.std())
-                scale[j] = sd if sd > 0 else 1.0
-                q = deconvolved_quantiles(v, v[:1], np.ones(1), 1.0, probs)
-            zq = (q - center[j]) / scale[j]
-            lower[j], upper[j] = zq[0], zq[1]
-            zq = zq[2:]
-            start = 0
-            knots[j] = {}
-            for lv in _KNOT_PROBS:
-                k = len(_KNOT_PROBS[lv])
-                knots[j][lv] = zq[start : start + k]
-                start += k
+                v = rel = public[:, j - k_priv]
+                w, a = np.full(1, 1.0), 1.0
+            binary[j] = bool(np.all((v == 0) | (v == 1)))
+            maps.append(None if binary[j] else _cdf_map(rel, v if a < 1 else v[:1], w, a))
+        # knots at dyadic points of the transformed scale v = 2 F(x) - 1
+        knots = {lv: 2 * np.asarray(p) - 1 for lv, p in _KNOT_PROBS.items()}
         atoms: list[tuple[int, str, float]] = []
         functions: list[tuple[int, ...]] = [()]
         level = [0]
@@ -288,11 +287,11 @@ class SieveBasis:
             )
 
         lin_atom: dict[int, int] = {}
-        for j in range(center.size):
+        for j in range(n_cols):
             add(j, "lin", 0.0, 1)
             lin_atom[j] = len(atoms) - 1
         for lv in range(2, max_level + 1):
-            for j in range(center.size):
+            for j in range(n_cols):
                 if binary[j]:
                     continue
                 if lv == 2:
@@ -300,18 +299,16 @@ class SieveBasis:
                 elif lv == 3:
                     add(j, "cube", 0.0, 3)
                 else:
-                    seen = {a[2] for a in atoms if a[0] == j and a[1] == "knot"}
-                    for kn in knots[j][lv]:
-                        if float(kn) not in seen:
-                            add(j, "knot", float(kn), lv)
+                    for kn in knots[lv]:
+                        add(j, "knot", float(kn), lv)
         if interactions:
-            for a, b in itertools.combinations(range(center.size), 2):
+            for a, b in itertools.combinations(range(n_cols), 2):
                 if groups[a] != groups[b]:
                     functions.append((lin_atom[a], lin_atom[b]))
                     level.append(-1)
                     fnames.append(f"{names[a]}*{names[b]}")
         return cls(
-            k_priv, center, scale, lower, upper, tuple(atoms), tuple(functions), tuple(level),
+            k_priv, tuple(maps), tuple(atoms), tuple(functions), tuple(level),
             tuple(fnames), max_level,
         )  # fmt: skip
 
@@ -340,8 +337,10 @@ class SieveBasis:
             return out
         cols = np.array([self.atoms[i][0] for i in sel]) - (0 if private else k)
         off = 0 if private else k
-        z = (u[:, cols] - self.center[cols + off]) / self.scale[cols + off]
-        z = np.clip(z, self.lower[cols + off], self.upper[cols + off])
+        z = np.empty((u.shape[0], len(sel)))
+        for m, c in enumerate(cols):
+            mp = self.maps[c + off]
+            z[:, m] = u[:, c] if mp is None else np.interp(u[:, c], mp[0], mp[1])
         kinds = [self.atoms[i][1] for i in sel]
         kn = np.array([self.atoms[i][2] for i in sel])
         for m, kind in enumerate(kinds):
@@ -427,7 +426,7 @@ class SieveBasis:
         keep = np.unique(np.r_[0, np.asarray(keep, dtype=np.int64)])
         lv = [self.level[i] for i in keep]
         return SieveBasis(
-            self.n_private, self.center, self.scale, self.lower, self.upper, self.atoms,
+            self.n_private, self.maps, self.atoms,
             tuple(self.functions[i] for i in keep), tuple(lv),
             tuple(self.names[i] for i in keep), max(max(lv), 1), max_size,
         )  # fmt: skip

@@ -47,16 +47,27 @@ def test_split_matches_direct_evaluation_with_public_column():
     A, P = b.split(released, pub)
     assert A is not None and b.has_public
     Phi = A * P
-    zx = np.clip((released[:, 0] - b.center[0]) / b.scale[0], b.lower[0], b.upper[0])
-    zw = np.clip((pub[:, 0] - b.center[1]) / b.scale[1], b.lower[1], b.upper[1])
-    j = b.names.index("x*w")
-    np.testing.assert_allclose(Phi[:, j], zx * zw)
-    j = b.names.index("w^3")
-    np.testing.assert_allclose(Phi[:, j], zw**3)
+    vx = np.interp(released[:, 0], *b.maps[0])
+    vw = np.interp(pub[:, 0], *b.maps[1])
+    assert np.all(np.abs(vx) <= 1) and np.all(np.abs(vw) <= 1)
+    np.testing.assert_allclose(Phi[:, b.names.index("x*w")], vx * vw)
+    np.testing.assert_allclose(Phi[:, b.names.index("w^3")], vw**3)
     # private factors alone at reference points
-    np.testing.assert_allclose(b.private_only(ref)[:, b.names.index("x^2")],
-                               np.clip((ref[:, 0] - b.center[0]) / b.scale[0], b.lower[0],
-                                       b.upper[0]) ** 2)  # fmt: skip
+    np.testing.assert_allclose(
+        b.private_only(ref)[:, b.names.index("x^2")], np.interp(ref[:, 0], *b.maps[0]) ** 2
+    )
+    # the map is the (deconvolved) CDF: about uniform on [-1, 1] over the data
+    assert np.quantile(vw, 0.5) == pytest.approx(0.0, abs=0.05)
+
+
+def test_basis_is_bounded_for_a_reference_much_wider_than_the_data():
+    rng = np.random.default_rng(7)
+    x = rng.lognormal(0, 0.5, 4000)
+    z = np.where(rng.random(4000) < 0.5, x, rng.uniform(0, 100, 4000))
+    ref = np.linspace(0, 100, 4001)[:, None]
+    b = SieveBasis.build(ref, np.full(4001, 1 / 4001), z[:, None], np.zeros((4000, 0)), 0.5,
+                         (0,), (), ("x",))  # fmt: skip
+    assert np.abs(b.private_only(ref)).max() <= 8.0 + 1e-12
 
 
 def test_binary_and_categorical_columns_enter_linearly():
