@@ -182,12 +182,7 @@ def noise_guard(
     n_tr = float(np.sum(np.where(mask, n_rows, 0.0)))
     var = F / max(F - 1, 1) * float(np.mean(n_rows)) / n_tr * float(w @ (D**2).sum(axis=(1, 2)))
     nu = 2.0 * float(np.sqrt(var / J))
-    Gs = G_train[np.ix_(idx, idx)]
-    if J > 1 and Gs[0, 0] > 0:
-        S = Gs[1:, 1:] - np.outer(Gs[1:, 0], Gs[1:, 0]) / Gs[0, 0]
-    else:
-        S = Gs
-    lam_min = float(np.linalg.eigvalsh(S)[0])
+    lam_min = float(np.linalg.eigvalsh(_penalised_block(G_train[np.ix_(idx, idx)]))[0])
     return max(0.0, NOISE_GUARD * share * nu - lam_min)
 
 
@@ -223,14 +218,17 @@ def orthonormalizer(G: FloatArray) -> FloatArray:
     return np.linalg.solve(U, np.eye(G.shape[0]))
 
 
+def _penalised_block(G: FloatArray) -> FloatArray:
+    """The penalised block: Schur complement of the (unpenalised) constant, if any."""
+    if G.shape[0] > 1 and G[0, 0] > 0:
+        return G[1:, 1:] - np.outer(G[1:, 0], G[1:, 0]) / G[0, 0]
+    return G
+
+
 def _penalised_scale(G: FloatArray) -> float:
-    """Mean eigenvalue of the penalised block (Schur complement of the constant)."""
-    J = G.shape[0]
-    if J > 1 and G[0, 0] > 0:
-        tr = float(np.trace(G[1:, 1:]) - G[1:, 0] @ G[1:, 0] / G[0, 0]) / (J - 1)
-    else:
-        tr = float(np.trace(G)) / J
-    return max(tr, np.finfo(float).tiny)
+    """Mean eigenvalue of the penalised block."""
+    S = _penalised_block(G)
+    return max(float(np.trace(S)) / S.shape[0], np.finfo(float).tiny)
 
 
 def spectral_solve(
@@ -452,7 +450,7 @@ def cv_spectral(
     Gall, _ = train_average(G_folds, rhs_folds, n_rows, np.ones(F, dtype=bool))
     Gsub = Gall[np.ix_(idx, idx)]
     scale_all = _penalised_scale(Gsub)
-    lam_all = np.linalg.eigvalsh(Gsub[1:, 1:] if idx.size > 1 else Gsub)
+    lam_all = np.linalg.eigvalsh(_penalised_block(Gsub))
     ridge = float(max(rel[r] * scale_all, min_ridge))
     pos = np.maximum(lam_all, 0.0)
     shrink = float(np.mean(pos / np.maximum(pos + ridge, np.finfo(float).tiny)))

@@ -1,5 +1,7 @@
 """The adaptive sieve: nested candidates, knots at deconvolved quantiles, public factors."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -22,7 +24,7 @@ def test_candidates_are_nested_and_grow():
     sizes = [idx.size for _, idx in cands]
     assert sizes == sorted(sizes) and sizes[0] == 3  # 1, x1, x2
     additive = [idx for name, idx in cands if "interactions" not in name]
-    for small, big in zip(additive, additive[1:], strict=False):
+    for small, big in itertools.pairwise(additive):
         assert set(small.tolist()) < set(big.tolist())
     assert all(0 in idx for _, idx in cands)  # the constant is in every candidate
 
