@@ -146,7 +146,7 @@ class TreatmentOptions:
         _check_bandwidth(self.kernel_bandwidth, owner)
         split = self.split_nuisances
         if split is None:
-            split = alpha < 1.0 and n_folds >= 3
+            split = False
         if not isinstance(split, bool):
             raise TypeError(f"{owner}: split_nuisances must be a bool; got {split!r}.")
         if split and n_folds < 3:

@@ -19,7 +19,6 @@ ridge chosen by private cross-validation.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +42,7 @@ from privinfer.nuisance.basis import PolynomialBasis
 from privinfer.nuisance.crossval import private_cv_kernel
 from privinfer.nuisance.kernel import KernelReference, private_kernel_regression
 from privinfer.nuisance.logit import fit_private_logit
-from privinfer.nuisance.regularize import CrossFitFits, fit_crossfit, orthonormalizer
+from privinfer.nuisance.regularize import CrossFitFits, fit_crossfit
 from privinfer.nuisance.sieve import SieveBasis
 
 __all__ = [
@@ -216,21 +215,13 @@ def fit_series(
     m_mu = np.array([m[0] for m in masks])
     m_rho = np.array([m[1] for m in masks])
     fixed = None if ridge == "cv" else float(ridge)
-    J = held[0].G[0].shape[0]
-    T = np.eye(J)
-    if fixed is None:
-        # penalise each basis function's innovation over the ones before it (nested
-        # candidates stay nested): Gram-Schmidt in the pooled private Gram matrix
-        w = n_rows / n_rows.sum()
-        T = orthonormalizer(sum(wg * sum(h.G) for wg, h in zip(w, held, strict=True)))
-    G = [np.stack([T.T @ h.G[k] @ T for h in held]) for k in range(L)]
+    G = [np.stack([h.G[k] for h in held]) for k in range(L)]
 
     def fit(k: int, rhs: FloatArray, mask: np.ndarray) -> CrossFitFits:
-        out = fit_crossfit(
-            G[k], rhs @ T, n_rows, mask, candidates=candidates, fixed_ridge=fixed,
+        return fit_crossfit(
+            G[k], rhs, n_rows, mask, candidates=candidates, fixed_ridge=fixed,
             noise_share=1.0 - alpha,
         )  # fmt: skip
-        return dataclasses.replace(out, coefs=out.coefs @ T.T, loose=out.loose @ T.T)
 
     outcome = tuple(fit(k, np.stack([h.c[k] for h in held]), m_mu) for k in range(L))
     rz: tuple[CrossFitFits, ...] = ()

@@ -46,6 +46,7 @@ __all__ = [
     "bias_aware_critical_value",
     "cv_spectral",
     "fit_crossfit",
+    "gram_noise",
     "noise_guard",
     "orthonormalizer",
     "ridge_path",
@@ -144,6 +145,28 @@ def ridge_path(
     return np.column_stack([a, b]), floored.astype(np.int64)
 
 
+def gram_noise(G_folds: FloatArray, n_rows: FloatArray, idx: IntArray, mask: np.ndarray) -> float:
+    r"""Operator-norm size of the sampling noise of the training Gram matrix (sub-basis ``idx``).
+
+    From the folds themselves (see :func:`noise_guard`): :math:`\nu = 2\sigma\sqrt J` with
+    :math:`\sigma^2 = \frac{F}{F-1}\frac{\bar n}{n_{tr}}\sum_g w_g\|D_g\|_F^2/J^2`.
+
+    Examples
+    --------
+    >>> G = np.stack([np.eye(2) * (1 + e) for e in (0.1, -0.1, 0.1, -0.1)])
+    >>> round(gram_noise(G, np.full(4, 10.0), np.arange(2), np.ones(4, bool)), 4)
+    0.1155
+    """
+    F = n_rows.size
+    w = np.asarray(n_rows, dtype=float) / np.sum(n_rows)
+    sub = G_folds[:, idx][:, :, idx]
+    D = sub - np.tensordot(w, sub, 1)
+    J = idx.size
+    n_tr = float(np.sum(np.where(mask, n_rows, 0.0)))
+    var = F / max(F - 1, 1) * float(np.mean(n_rows)) / n_tr * float(w @ (D**2).sum(axis=(1, 2)))
+    return 2.0 * float(np.sqrt(var / J))
+
+
 def noise_guard(
     G_folds: FloatArray,
     n_rows: FloatArray,
@@ -174,19 +197,12 @@ def noise_guard(
     ...             np.eye(2))
     0.0
     """
-    F = n_rows.size
-    w = np.asarray(n_rows, dtype=float) / np.sum(n_rows)
-    sub = G_folds[:, idx][:, :, idx]
-    D = sub - np.tensordot(w, sub, 1)
-    J = idx.size
-    n_tr = float(np.sum(np.where(mask, n_rows, 0.0)))
-    var = F / max(F - 1, 1) * float(np.mean(n_rows)) / n_tr * float(w @ (D**2).sum(axis=(1, 2)))
-    nu = 2.0 * float(np.sqrt(var / J))
+    nu = gram_noise(G_folds, n_rows, idx, mask)
     lam_min = float(np.linalg.eigvalsh(_penalised_block(G_train[np.ix_(idx, idx)]))[0])
     return max(0.0, NOISE_GUARD * share * nu - lam_min)
 
 
-def orthonormalizer(G: FloatArray) -> FloatArray:
+def orthonormalizer(G: FloatArray, shift: float = 0.0) -> FloatArray:
     r"""Upper-triangular :math:`T` with :math:`T'GT = I` (Gram-Schmidt in index order).
 
     In the basis :math:`\tilde\varphi = T'\varphi` every function is the innovation of
@@ -197,7 +213,9 @@ def orthonormalizer(G: FloatArray) -> FloatArray:
     pooled private Gram matrix; an indefinite or singular one is shifted up first
     (:math:`G + \tau I`, :math:`\tau = \max(0, -\lambda_{\min}) + 10^{-8}\bar\lambda`):
     any invertible :math:`T` gives a valid basis, the shift only sets the penalty's
-    geometry in directions the data do not resolve.
+    geometry in directions the data do not resolve. ``shift`` raises :math:`\tau` to at
+    least that value (the models pass the estimated privatisation noise of ``G``, so that
+    unresolved directions are not blown up to unit norm).
 
     Examples
     --------
@@ -208,7 +226,9 @@ def orthonormalizer(G: FloatArray) -> FloatArray:
     """
     G = _check_sym(G, "orthonormalizer")
     lam = np.linalg.eigvalsh(G)
-    tau = max(0.0, -float(lam[0])) + 1e-8 * max(float(np.mean(np.abs(lam))), 1e-300)
+    tau = max(0.0, -float(lam[0])) + max(
+        float(shift), 1e-8 * max(float(np.mean(np.abs(lam))), 1e-300)
+    )
     for _ in range(20):
         try:
             U = np.linalg.cholesky(G + tau * np.eye(G.shape[0])).T  # G + tau I = U'U

@@ -3,12 +3,17 @@ r"""A series basis that grows with the data: a nested ladder of additive splines
 The default nuisance basis of the one-step models. Every continuous covariate column is
 first mapped to :math:`v = 2\hat F(x) - 1 \in [-1, 1]` by its **deconvolved** CDF
 :math:`\hat F_X(t) = \{F_Z(t) - (1 - \alpha)\bar F(t)\}/\alpha` (post-processing of the
-release, no extra privacy cost). Then it gets, level by level, a linear term in ``v``
-(level 1), a square (2), a cube (3) and truncated cubes :math:`(v - \kappa)_+^3` at 1,
-then 2, 4 and 8 more knots (levels 4-7, at the dyadic quantiles 1/2; 1/4, 3/4; 1/8, ...,
-7/8; 1/16, ..., 15/16 of the data): a cubic regression spline whose knots double from
-level to level. Binary columns and categorical dummies enter linearly. Pairwise products
-of the linear terms (different columns) form an optional interaction block.
+release, no extra privacy cost), which is about uniform over the data. Then it gets,
+level by level, the Legendre polynomials :math:`P_1(v)`, :math:`P_2(v)`, :math:`P_3(v)`
+(levels 1-3) and hierarchical cubic B-spline bumps at 1, then 2, 4 and 8 more centres
+(levels 4-7: the dyadic points 0; -1/2, 1/2; -3/4, ..., 3/4; -7/8, ..., 7/8 of the
+``v`` scale, i.e. the data's dyadic quantiles), each level's bumps half as wide as the
+previous level's: together a cubic spline whose knots double from level to level. Every
+function has unit norm under the uniform law, so an identity ridge penalises all of them
+alike, and the bumps are local (a new knot adds a new, well-conditioned direction, not a
+near-copy of the polynomials below it). Binary columns and categorical dummies enter
+linearly. Pairwise products of the linear terms (different columns) form an optional
+interaction block.
 
 A **candidate** sub-basis is "levels up to ``a``, with or without interactions". The
 candidates are index subsets of one largest basis, so the per-fold sufficient statistics
@@ -18,7 +23,7 @@ loss by taking sub-blocks, and the outcome and Riesz fits may choose different c
 nuisance errors to vanish; a sieve chosen by cross-validation grows with the information
 in the data instead of staying at a fixed degree.
 
-Why the CDF scale: every basis function is bounded by 8 wherever the reference puts
+Why the CDF scale: every basis function is bounded (by 6) wherever the reference puts
 mass, so a reference much wider than the data (a uniform reference on [0, cap] for a
 skewed income) or with heavy tails cannot inflate the privatisation noise of the Gram
 matrices through huge powers of far-out reference draws; and knots at data quantiles
@@ -133,6 +138,30 @@ def _cdf_map(
     return x, 2 * u - 1
 
 
+#: Integral of the squared cardinal cubic B-spline over the real line.
+_B2 = 151.0 / 315.0
+
+
+def _cardinal_cubic(t: FloatArray) -> FloatArray:
+    """Cardinal cubic B-spline (support [-2, 2], peak 2/3 at 0)."""
+    a = np.abs(t)
+    return np.where(a < 1, (4 - 6 * a**2 + 3 * a**3) / 6, np.where(a < 2, (2 - a) ** 3 / 6, 0.0))
+
+
+def _atom(v: FloatArray, kind: str, centre: float, width: float, raw: bool) -> FloatArray:
+    """One atom on the transformed scale ``v`` (``raw``: a binary column, as it is)."""
+    if raw:
+        return v
+    if kind == "lin":
+        return np.sqrt(3.0) * v
+    if kind == "sq":
+        return np.sqrt(5.0) * (1.5 * v**2 - 0.5)
+    if kind == "cube":
+        return np.sqrt(7.0) * (2.5 * v**3 - 1.5 * v)
+    # unit norm under the uniform law on [-1, 1] (density 1/2), ignoring truncation
+    return _cardinal_cubic((v - centre) / width) / np.sqrt(width * _B2 / 2)
+
+
 def deconvolved_moments(
     released: FloatArray, ref_values: FloatArray, ref_weights: FloatArray, alpha: float
 ) -> tuple[float, float]:
@@ -171,8 +200,10 @@ class SieveBasis:
         map to the transformed scale :math:`v = 2\hat F(x) - 1 \in [-1, 1]` (``None`` for
         binary columns, which enter as they are).
     atoms : tuple of (int, str, float)
-        ``(column, kind, knot)`` with kind ``"lin"``, ``"sq"``, ``"cube"`` or ``"knot"``
-        (knot in standardised units).
+        ``(column, kind, centre, width)``: kind ``"lin"``, ``"sq"``, ``"cube"`` (the
+        Legendre polynomials of degree 1-3 in ``v``, orthonormal under the uniform law
+        that ``v`` follows over the data) or ``"bump"`` (a cubic B-spline of half-width
+        ``2 * width`` centred at ``centre``, normalised likewise).
     functions : tuple of tuple of int
         Atoms multiplied in each basis function (``()`` is the constant).
     level : tuple of int
@@ -199,7 +230,7 @@ class SieveBasis:
 
     n_private: int
     maps: tuple[tuple[FloatArray, FloatArray] | None, ...]
-    atoms: tuple[tuple[int, str, float], ...]
+    atoms: tuple[tuple[int, str, float, float], ...]
     functions: tuple[tuple[int, ...], ...]
     level: tuple[int, ...]
     names: tuple[str, ...]
@@ -272,18 +303,20 @@ class SieveBasis:
             maps.append(None if binary[j] else _cdf_map(rel, v if a < 1 else v[:1], w, a))
         # knots at dyadic points of the transformed scale v = 2 F(x) - 1
         knots = {lv: 2 * np.asarray(p) - 1 for lv, p in _KNOT_PROBS.items()}
-        atoms: list[tuple[int, str, float]] = []
+        atoms: list[tuple[int, str, float, float]] = []
         functions: list[tuple[int, ...]] = [()]
         level = [0]
         fnames = ["1"]
 
         def add(col: int, kind: str, knot: float, lv: int) -> None:
-            atoms.append((col, kind, knot))
+            atoms.append((col, kind, knot, 2.0 ** -(lv - 3)))
             functions.append((len(atoms) - 1,))
             level.append(lv)
             nm = names[col]
             fnames.append(
-                {"lin": nm, "sq": f"{nm}^2", "cube": f"{nm}^3"}.get(kind, f"({nm}-{knot:.3g})+^3")
+                {"lin": nm, "sq": f"P2({nm})", "cube": f"P3({nm})"}.get(
+                    kind, f"B({nm}; {knot:+.3g})"
+                )
             )
 
         lin_atom: dict[int, int] = {}
@@ -300,7 +333,7 @@ class SieveBasis:
                     add(j, "cube", 0.0, 3)
                 else:
                     for kn in knots[lv]:
-                        add(j, "knot", float(kn), lv)
+                        add(j, "bump", float(kn), lv)
         if interactions:
             for a, b in itertools.combinations(range(n_cols), 2):
                 if groups[a] != groups[b]:
@@ -337,20 +370,13 @@ class SieveBasis:
             return out
         cols = np.array([self.atoms[i][0] for i in sel]) - (0 if private else k)
         off = 0 if private else k
-        z = np.empty((u.shape[0], len(sel)))
-        for m, c in enumerate(cols):
+        v = {}
+        for c in np.unique(cols):
             mp = self.maps[c + off]
-            z[:, m] = u[:, c] if mp is None else np.interp(u[:, c], mp[0], mp[1])
-        kinds = [self.atoms[i][1] for i in sel]
-        kn = np.array([self.atoms[i][2] for i in sel])
-        for m, kind in enumerate(kinds):
-            if kind == "sq":
-                z[:, m] = z[:, m] ** 2
-            elif kind == "cube":
-                z[:, m] = z[:, m] ** 3
-            elif kind == "knot":
-                z[:, m] = np.maximum(z[:, m] - kn[m], 0.0) ** 3
-        out[:, sel] = z
+            v[c] = u[:, c] if mp is None else np.interp(u[:, c], mp[0], mp[1])
+        for i, c in zip(sel, cols, strict=True):
+            _, kind, centre, width = self.atoms[i]
+            out[:, i] = _atom(v[c], kind, centre, width, self.maps[c + off] is None)
         return out
 
     def _factor(self, u: FloatArray, private: bool) -> FloatArray:
