@@ -30,12 +30,24 @@ class PrivateATE(TreatmentModel):
         Formulaic right-hand side (``"x1 + x2 + C(g)"``) or a list of columns.
     mechanism : AlphaIdentity, optional
         Defaults to the description carried by ``data.attrs``.
-    degree : int or None, default=None
-        Degree of the polynomial series (interacted with the treatment level). ``None``
-        picks 3 when the effective sample size ``n * alpha**2`` is at least 8000, else 2,
-        lowered until the smallest arm has 20 rows per basis function. ``"cv"`` picks
-        the degree in 1..3 minimising the private out-of-fold outcome risk
-        (:func:`privinfer.nuisance.private_cv_series`).
+    degree : int, "cv" or None, default=None
+        Series basis of the nuisances (fitted per treatment level). ``None`` (or ``"cv"``):
+        the adaptive sieve (:class:`privinfer.nuisance.sieve.SieveBasis`), a nested ladder
+        of Legendre polynomials and hierarchical cubic B-splines on the deconvolved-CDF
+        scale of each covariate, from which the outcome regression and the Riesz
+        representer each choose their own size by private cross-validation; its largest
+        candidate has at most ``n_min * alpha**2 / 10`` functions (``n_min``: the smallest
+        arm) and 160. An integer: the polynomial series of that degree.
+    ridge : float, "cv" or None, default=None
+        Ridge of the series fits, relative to the mean eigenvalue of each Gram matrix (the
+        constant is not penalised). ``"cv"``: each fit chooses its own by its own private
+        CV loss (outcome: out-of-fold squared error; Riesz: :math:`E[\rho^2 - 2m(\rho)]`),
+        never below the estimated privatisation noise of the Gram matrix. ``None``:
+        ``"cv"``, except ordinary least squares (``0``) with an integer ``degree`` at
+        ``alpha = 1``. When the estimated regularisation bias is not negligible the
+        intervals widen (bias-aware critical value; see the user guide page on
+        regularisation) and a :class:`~privinfer.exceptions.RegularizationBiasWarning`
+        names the sample size needed.
     outcome_model : {"series", "kernel"}, default="series"
         Outcome regression: the polynomial series of ``degree``, or the private
         Nadaraya–Watson fit (binned, Scott bandwidth on the private spread; Kormos and
@@ -65,9 +77,10 @@ class PrivateATE(TreatmentModel):
         training folds (double cross-fitting). Both come from deconvolved Gram matrices
         whose privatisation noise is shared when they use the same rows; the held-out
         score then has a second-order bias :math:`-E[(\hat\theta-\theta)'G(\hat\beta-\beta)]`
-        of order :math:`J/(\alpha^2 n)`. Splitting makes the two errors independent and
-        removes it. ``None`` splits when ``alpha < 1`` (and ``n_folds >= 3``); at
-        ``alpha = 1`` the fit matches DoubleML's IRM.
+        of order :math:`J/(\alpha^2 n)`. Splitting makes the two errors independent but
+        fits each nuisance on half the rows. ``None``: no split (measured on the
+        validation designs with CV-chosen ridges above the noise level, splitting did not
+        reduce the bias and raised the variance of the nuisances).
     cluster : str or list of str, optional
         Public cluster column (or two, for two-way clustering). Whole clusters of the
         first column are kept within folds (each cluster dealt by its majority treatment
@@ -90,6 +103,20 @@ class PrivateATE(TreatmentModel):
     ClusterError, WeightsError
         Fewer than two clusters, a private cluster or weights column, negative or all-zero
         weights.
+
+    Warns
+    -----
+    RegularizationBiasWarning
+        (from ``fit``) The estimated regularisation bias exceeds half a standard error;
+        the interval is widened and the message names the ``n`` needed.
+    OverlapWarning
+        (from ``fit``) Large Riesz second moments on the released rows, or at the
+        reference draws (poor private overlap; ``alpha < 1``).
+    ReferenceAccuracyWarning
+        (from ``fit``) The reference error exceeds 5% of the standard error after the
+        automatic growth of the reference sample.
+    IndefiniteGramWarning
+        (from ``fit``) A deconvolved Gram matrix is indefinite (regularised by the ridges).
 
     See Also
     --------

@@ -1,8 +1,9 @@
 """Regenerate ``treatment_snapshot.json`` (run from the repository root).
 
 The stored file is the oracle of ``tests/models/test_snapshot_treatment.py``; it was made
-by the pre-refactor implementation of the treatment models (commit fe577cc) and must only
-be regenerated when a change of numbers is intended.
+by the pre-refactor implementation of the treatment models (commit fe577cc), regenerated
+for the regularised nuisance fits of issue 14, and must only be regenerated when a change
+of numbers is intended.
 """
 
 from __future__ import annotations
