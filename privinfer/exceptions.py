@@ -11,6 +11,7 @@ __all__ = [
     "BasisSizeError",
     "BootstrapError",
     "ClusterError",
+    "ConstraintError",
     "DataMismatchError",
     "DensityFloorWarning",
     "EmptyLevelWarning",
@@ -34,6 +35,7 @@ __all__ = [
     "TransportConvergenceError",
     "TransportConvergenceWarning",
     "UnknownCategoryError",
+    "UnsupportedInputError",
     "WeightsError",
 ]
 
@@ -197,4 +199,22 @@ class WeightsError(PrivinferError, ValueError):
     """Sampling weights are unusable: negative, all zero, or not a public numeric column.
 
     Missing or infinite weights raise :class:`MissingValueError` instead.
+    """
+
+
+class ConstraintError(PrivinferError, ValueError):
+    """Linear restrictions for ``t_test`` / ``wald_test`` / ``f_test`` cannot be used.
+
+    Raised for a restriction string that names no parameter of the results, a matrix whose
+    number of columns differs from the number of parameters, or restrictions that are
+    linearly dependent (or untestable because the covariance is singular along them).
+    """
+
+
+class UnsupportedInputError(PrivinferError, TypeError):
+    """The data are neither a pandas DataFrame nor a frame privinfer can convert.
+
+    privinfer accepts pandas DataFrames, any DataFrame that narwhals supports (polars,
+    modin, cuDF, PyArrow tables...) or that implements the DataFrame interchange protocol;
+    numpy arrays go through the models' ``from_arrays`` constructors.
     """
