@@ -14,22 +14,27 @@ import importlib
 from typing import Any
 
 from privinfer import exceptions, inversion, pml
+from privinfer._tables import summary_col
 from privinfer.mechanisms import AlphaIdentity, PrivacyGuarantees, reference
 from privinfer.models import PrivateATE, PrivateATT, PrivateFunctional, PrivateGMM, PrivatePOM
 from privinfer.planner import plan
+from privinfer.pml import PMLTest, PrivateMean, PrivateVectorMean
 from privinfer.results import PrivateResults, compare
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AlphaIdentity",
+    "PMLTest",
     "PrivacyGuarantees",
     "PrivateATE",
     "PrivateATT",
     "PrivateFunctional",
     "PrivateGMM",
+    "PrivateMean",
     "PrivatePOM",
     "PrivateResults",
+    "PrivateVectorMean",
     "__version__",
     "compare",
     "exceptions",
@@ -38,6 +43,7 @@ __all__ = [
     "plotting",
     "pml",
     "reference",
+    "summary_col",
 ]
 
 #: Submodules imported on first attribute access (they import optional dependencies).
