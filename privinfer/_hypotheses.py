@@ -252,8 +252,8 @@ class PostEstimationMixin:
         ...     "Demo", "y", pd.Series({"a": 1.0, "b": 2.0}), np.array([[1.0, 0.0], [-1.0, 0.0],
         ...     [0.0, 2.0], [0.0, -2.0]]), {"alpha": 1.0}, None, (), pi.results.Diagnostics(),
         ...     pd.DataFrame())
-        >>> tt = pi.PrivateResults(rec).t_test("b = 2 * a, a = 1")
-        >>> tt.effect.tolist(), np.round(tt.sd, 4).tolist(), tt.statistic.tolist()  # Var(b - 2a) = 1
+        >>> tt = pi.PrivateResults(rec).t_test("b = 2 * a, a = 1")  # Var(b - 2a) = 1
+        >>> tt.effect.tolist(), np.round(tt.sd, 4).tolist(), tt.statistic.tolist()
         ([0.0, 1.0], [1.0, 0.3536], [0.0, 0.0])
         """
         R, q = self._restrictions(r_matrix, "t_test")
