@@ -79,9 +79,23 @@ def as_pandas(data: Any, owner: str) -> pd.DataFrame:
     converted = _narwhals_to_pandas(data)
     if converted is not None:
         return converted
+    if hasattr(data, "__arrow_c_stream__") and not isinstance(data, (np.ndarray, pd.Series)):
+        try:  # the Arrow PyCapsule interface (a table-like stream)
+            import pyarrow as pa
+
+            return pa.table(data).to_pandas()
+        except Exception as err:  # pyarrow missing, or a stream that is not a table
+            raise UnsupportedInputError(
+                f"{owner}: could not convert the {type(data).__name__} through the Arrow "
+                f"stream interface ({err}); convert it to pandas first."
+            ) from None
     if hasattr(data, "__dataframe__") and not isinstance(data, (np.ndarray, pd.Series)):
         try:
-            return pd.api.interchange.from_dataframe(data)
+            with warnings.catch_warnings():  # pandas 3 deprecates the protocol; still works
+                warnings.filterwarnings("ignore", message=".*Interchange Protocol",
+                                        category=DeprecationWarning)
+                warnings.filterwarnings("ignore", message=".*Interchange Protocol")
+                return pd.api.interchange.from_dataframe(data)
         except Exception as err:  # the protocol's implementations raise various types
             raise UnsupportedInputError(
                 f"{owner}: could not convert the {type(data).__name__} through the DataFrame "

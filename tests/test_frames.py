@@ -45,17 +45,22 @@ def test_pyarrow_table_and_interchange_protocol():
     pd.testing.assert_frame_equal(as_pandas(pa.Table.from_pandas(df), "demo"), df,
                                   check_dtype=False)
 
+    table = pa.Table.from_pandas(df[["y", "d"]], preserve_index=False)
+
     class OnlyInterchange:
         """An object known to nobody but the interchange protocol."""
 
-        def __init__(self, frame):
-            self._frame = frame
-
         def __dataframe__(self, *args, **kwargs):
-            return self._frame.__dataframe__(*args, **kwargs)
+            return table.__dataframe__(*args, **kwargs)
 
-    pd.testing.assert_frame_equal(as_pandas(OnlyInterchange(df[["y", "d"]]), "demo"),
-                                  df[["y", "d"]], check_dtype=False)
+    class OnlyArrowStream:
+        """An object known to nobody but the Arrow PyCapsule stream interface."""
+
+        def __arrow_c_stream__(self, requested_schema=None):
+            return table.__arrow_c_stream__(requested_schema)
+
+    for obj in (OnlyInterchange(), OnlyArrowStream()):
+        pd.testing.assert_frame_equal(as_pandas(obj, "demo"), df[["y", "d"]], check_dtype=False)
 
 
 @pytest.mark.parametrize(
