@@ -25,12 +25,12 @@ from statsmodels.stats.contrast import ContrastResults
 from privinfer._typing import FloatArray
 from privinfer.exceptions import ConstraintError, DataMismatchError
 
-__all__ = ["PostEstimationMixin", "RestrictionLike", "linear_restrictions"]
+__all__ = ["PersistMixin", "PostEstimationMixin", "RestrictionLike", "linear_restrictions"]
 
 #: A restriction: a string, a matrix R (q = 0), or a tuple (R, q).
 RestrictionLike = str | Sequence[str] | np.ndarray | tuple[Any, Any] | pd.DataFrame
 
-_T = TypeVar("_T", bound="PostEstimationMixin")
+_T = TypeVar("_T", bound="PersistMixin")
 
 
 def linear_restrictions(
@@ -145,7 +145,78 @@ def _f_result(fvalue: Any, df_num: float, df_denom: float) -> ContrastResults:
     return res
 
 
-class PostEstimationMixin:
+class PersistMixin:
+    """``save`` and ``load`` through :mod:`pickle` (statsmodels' ``save`` / ``load_pickle``)."""
+
+    # -- persistence -------------------------------------------------------------------
+    def save(self, fname: str | os.PathLike[str] | IO[bytes]) -> None:
+        """Save the results with :mod:`pickle` (statsmodels' ``save``).
+
+        The file holds what the object holds: estimates, covariances, influence values
+        and counts, never raw private values or the input frame.
+
+        Parameters
+        ----------
+        fname : str, path or binary file object
+            Where to write.
+
+        See Also
+        --------
+        load : Read them back.
+
+        Examples
+        --------
+        >>> import io, numpy as np, pandas as pd, privinfer as pi
+        >>> rec = pi.results.ResultsRecord(
+        ...     "Demo", "y", pd.Series({"a": 1.0}), np.array([[1.0], [-1.0]]),
+        ...     {"alpha": 1.0}, None, (), pi.results.Diagnostics(), pd.DataFrame())
+        >>> buf = io.BytesIO()
+        >>> pi.PrivateResults(rec).save(buf)
+        >>> _ = buf.seek(0)
+        >>> pi.PrivateResults.load(buf).params.to_dict()
+        {'a': 1.0}
+        """
+        if hasattr(fname, "write"):
+            pickle.dump(self, fname, protocol=pickle.HIGHEST_PROTOCOL)  # type: ignore[arg-type]
+            return
+        with open(os.fspath(fname), "wb") as fh:  # type: ignore[arg-type]
+            pickle.dump(self, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+    @classmethod
+    def load(cls: type[_T], fname: str | os.PathLike[str] | IO[bytes]) -> _T:
+        """Load results written by :meth:`save`.
+
+        Unpickling runs code from the file: load only files you trust (as with
+        statsmodels' ``load_pickle``).
+
+        Parameters
+        ----------
+        fname : str, path or binary file object
+            Where to read.
+
+        Returns
+        -------
+        The results object, of this class.
+
+        Raises
+        ------
+        DataMismatchError
+            The file holds another kind of object.
+        """
+        if hasattr(fname, "read"):
+            obj = pickle.load(fname)  # type: ignore[arg-type]
+        else:
+            with open(os.fspath(fname), "rb") as fh:  # type: ignore[arg-type]
+                obj = pickle.load(fh)
+        if not isinstance(obj, cls):
+            raise DataMismatchError(
+                f"{cls.__name__}.load: the file holds a {type(obj).__name__}, not a "
+                f"{cls.__name__}."
+            )
+        return obj
+
+
+class PostEstimationMixin(PersistMixin):
     """``cov_params``, ``t_test``, ``wald_test``, ``f_test``, ``save`` and ``load``.
 
     A results class provides ``params`` (a labelled Series), ``cov`` (a labelled
@@ -382,70 +453,3 @@ class PostEstimationMixin:
                 )
             res = _f_result(float(res.fvalue), float(res.df_num), float(df_denom))
         return res
-
-    # -- persistence -------------------------------------------------------------------
-    def save(self, fname: str | os.PathLike[str] | IO[bytes]) -> None:
-        """Save the results with :mod:`pickle` (statsmodels' ``save``).
-
-        The file holds what the object holds: estimates, covariances, influence values
-        and counts, never raw private values or the input frame.
-
-        Parameters
-        ----------
-        fname : str, path or binary file object
-            Where to write.
-
-        See Also
-        --------
-        load : Read them back.
-
-        Examples
-        --------
-        >>> import io, numpy as np, pandas as pd, privinfer as pi
-        >>> rec = pi.results.ResultsRecord(
-        ...     "Demo", "y", pd.Series({"a": 1.0}), np.array([[1.0], [-1.0]]),
-        ...     {"alpha": 1.0}, None, (), pi.results.Diagnostics(), pd.DataFrame())
-        >>> buf = io.BytesIO()
-        >>> pi.PrivateResults(rec).save(buf)
-        >>> _ = buf.seek(0)
-        >>> pi.PrivateResults.load(buf).params.to_dict()
-        {'a': 1.0}
-        """
-        if hasattr(fname, "write"):
-            pickle.dump(self, fname, protocol=pickle.HIGHEST_PROTOCOL)  # type: ignore[arg-type]
-            return
-        with open(os.fspath(fname), "wb") as fh:  # type: ignore[arg-type]
-            pickle.dump(self, fh, protocol=pickle.HIGHEST_PROTOCOL)
-
-    @classmethod
-    def load(cls: type[_T], fname: str | os.PathLike[str] | IO[bytes]) -> _T:
-        """Load results written by :meth:`save`.
-
-        Unpickling runs code from the file: load only files you trust (as with
-        statsmodels' ``load_pickle``).
-
-        Parameters
-        ----------
-        fname : str, path or binary file object
-            Where to read.
-
-        Returns
-        -------
-        The results object, of this class.
-
-        Raises
-        ------
-        DataMismatchError
-            The file holds another kind of object.
-        """
-        if hasattr(fname, "read"):
-            obj = pickle.load(fname)  # type: ignore[arg-type]
-        else:
-            with open(os.fspath(fname), "rb") as fh:  # type: ignore[arg-type]
-                obj = pickle.load(fh)
-        if not isinstance(obj, cls):
-            raise DataMismatchError(
-                f"{cls.__name__}.load: the file holds a {type(obj).__name__}, not a "
-                f"{cls.__name__}."
-            )
-        return obj

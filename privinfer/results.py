@@ -26,7 +26,7 @@ from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 from tqdm.auto import tqdm
 
-from privinfer._hypotheses import PostEstimationMixin
+from privinfer._hypotheses import PersistMixin, PostEstimationMixin
 from privinfer._tables import ModelLabel
 from privinfer._typing import FloatArray, IntArray, RandomStateLike
 from privinfer._validation import check_in_interval, check_int, check_random_state
@@ -971,7 +971,7 @@ def _multipliers(method: str, size: tuple[int, int], rng: np.random.Generator) -
     return u / np.sqrt(2.0) + (v**2 - 1.0) / 2.0
 
 
-class ComparisonResults:
+class ComparisonResults(PersistMixin):
     """Several results side by side (linearmodels' ``compare``); build with :func:`compare`.
 
     Attributes are DataFrames with one column per model and one row per parameter

@@ -98,3 +98,13 @@ def test_model_label_is_a_plain_string(fits):
     assert small.model.endog_names == "lwage"
     assert small.model.exog_names == list(small.params.index)
     assert {small.model: 1}["PrivateGMM"] == 1
+
+
+def test_comparison_results_save_load(fits, tmp_path):
+    small, big, _ = fits
+    table = pi.compare({"big": big, "small": small})
+    table.save(tmp_path / "cmp.pkl")
+    back = pi.results.ComparisonResults.load(tmp_path / "cmp.pkl")
+    pd.testing.assert_frame_equal(back.params, table.params)
+    with pytest.raises(DataMismatchError, match="not a PrivateResults"):
+        pi.PrivateResults.load(tmp_path / "cmp.pkl")
