@@ -111,7 +111,7 @@ def summary_col(
         Column labels for a sequence (default: the estimator names, numbered when
         repeated).
     stars : bool, default=False
-        Significance stars (* p < .1, ** p < .05, *** p < .01).
+        Significance stars (``*`` p < .1, ``**`` p < .05, ``***`` p < .01).
     float_format : str, default="%.4f"
         Format of estimates and standard errors.
     info_dict : mapping of str to callable, optional
