@@ -144,8 +144,8 @@ def ate_fit():
     d = (rng.random(n) < 1 / (1 + np.exp(-x))).astype(int)
     raw = pd.DataFrame({"x": x, "d": d, "y": d + x + rng.normal(size=n)})
     mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Uniform(-1, 1)})
-    return pi.PrivatePOM.from_formula("y ~ d | x", mech.privatize(raw, public=["d", "y"], random_state=1),
-                                      mechanism=mech).fit(random_state=2)
+    released = mech.privatize(raw, public=["d", "y"], random_state=1)
+    return pi.PrivatePOM.from_formula("y ~ d | x", released, mechanism=mech).fit(random_state=2)
 
 
 def test_treatment_model_tests_equal_hand_computation(ate_fit):

@@ -9,7 +9,7 @@ The linear-kernel mechanism of DESIGN.md §8 attains the minimax risk
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,7 @@ from scipy import stats
 from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 
+from privinfer._frames import as_pandas
 from privinfer._hypotheses import PostEstimationMixin
 from privinfer._tables import ModelLabel
 from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
@@ -473,7 +474,7 @@ class PrivateMean:
         return self._result(*design)
 
     @classmethod
-    def from_formula(cls, formula: str, data: pd.DataFrame, *, bounds: tuple[float, float],
+    def from_formula(cls, formula: str, data: Any, *, bounds: tuple[float, float],
                      eps: float, c: float) -> PrivateMean:
         """A model of the means of a released-bit column, overall or by group.
 
@@ -485,8 +486,9 @@ class PrivateMean:
         ----------
         formula : str
             ``"col ~ 1"`` or ``"col ~ C(group)"``; ``col`` holds released bits.
-        data : pandas.DataFrame
-            The released data.
+        data : DataFrame
+            The released data: pandas, polars or another DataFrame library (converted
+            once through narwhals, Arrow streams or the interchange protocol).
         bounds, eps, c
             As in the constructor (the mechanism that released ``col``).
 
@@ -519,6 +521,7 @@ class PrivateMean:
         True
         """
         mech = cls(bounds=bounds, eps=eps, c=c)
+        data = as_pandas(data, "PrivateMean.from_formula")
         f = Formula(formula)
         lhs = list(f.lhs)
         rhs = [t for t in f.rhs if str(t) != "1"]

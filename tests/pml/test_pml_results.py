@@ -168,3 +168,18 @@ def test_summary_col_mixes_pml_results(mean_result, pml_test):
     assert table.columns.tolist() == ["mean", "test"]
     assert table.index.tolist()[:4] == ["mean", "", "mass_A", ""]
     assert table.loc["No. Observations"].tolist() == ["4000", "500"]
+
+
+def test_from_formula_accepts_polars():
+    pl = pytest.importorskip("polars")
+    rng = np.random.default_rng(1)
+    g = rng.choice(["a", "b"], size=3000)
+    pm = pi.PrivateMean(bounds=(0.0, 1.0), eps=2.0, c=0.5)
+    released = pd.DataFrame({"y": pm.privatize(np.where(g == "a", 0.7, 0.3), random_state=2),
+                             "g": g})
+    kw = {"bounds": (0.0, 1.0), "eps": 2.0, "c": 0.5}
+    from_pandas = pi.PrivateMean.from_formula("y ~ C(g)", released, **kw).fit()
+    from_polars = pi.PrivateMean.from_formula("y ~ C(g)", pl.from_pandas(released), **kw).fit()
+    pd.testing.assert_series_equal(from_polars.params, from_pandas.params)
+    with pytest.raises(TypeError, match="expects a DataFrame"):
+        pi.PrivateMean.from_formula("y ~ 1", released.to_numpy(), **kw)
