@@ -119,6 +119,8 @@ def frame_from_arrays(
     arrays: Mapping[str, Any],
     owner: str,
     names: Mapping[str, Sequence[str] | str] | None = None,
+    *,
+    labels: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, dict[str, list[str]]]:
     """A DataFrame from named arrays, with the column names of each role.
 
@@ -134,6 +136,9 @@ def frame_from_arrays(
         The calling function, for messages.
     names : mapping of str to sequence of str, optional
         Column names per role (a string for a 1-D array).
+    labels : sequence of str, default=()
+        Roles that hold labels of any type (cluster codes, strings); the others must be
+        numeric.
 
     Returns
     -------
@@ -171,7 +176,7 @@ def frame_from_arrays(
             raise DataMismatchError(
                 f"{owner}: '{role}' must be a 1-D or 2-D array; got shape {arr.shape}."
             )
-        if arr.dtype.kind not in "biuf":
+        if role not in labels and arr.dtype.kind not in "biuf":
             raise DataMismatchError(
                 f"{owner}: '{role}' must be numeric; got dtype {arr.dtype}. Encode categories "
                 "as integer codes or pass a DataFrame with a formula."
@@ -187,23 +192,23 @@ def frame_from_arrays(
         given = names.get(role)
         if given is None:
             if isinstance(values, pd.DataFrame):
-                labels = [str(c) for c in values.columns]
+                col_names = [str(c) for c in values.columns]
             else:
-                labels = (
+                col_names = (
                     [role] if arr.ndim == 1 else [f"{role}{j + 1}" for j in range(mat.shape[1])]
                 )
         else:
-            labels = [given] if isinstance(given, str) else [str(v) for v in given]
-        if len(labels) != mat.shape[1]:
+            col_names = [given] if isinstance(given, str) else [str(v) for v in given]
+        if len(col_names) != mat.shape[1]:
             raise DataMismatchError(
-                f"{owner}: {len(labels)} names for the {mat.shape[1]} columns of '{role}'."
+                f"{owner}: {len(col_names)} names for the {mat.shape[1]} columns of '{role}'."
             )
-        clash = [c for c in labels if c in columns]
+        clash = [c for c in col_names if c in columns]
         if clash:
             raise DataMismatchError(f"{owner}: duplicate column names {clash}.")
-        for j, label in enumerate(labels):
+        for j, label in enumerate(col_names):
             columns[label] = mat[:, j]
-        roles[role] = labels
+        roles[role] = col_names
     if n_rows is None:
         raise DataMismatchError(f"{owner}: no arrays given.")
     return pd.DataFrame(columns), roles

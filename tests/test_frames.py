@@ -91,6 +91,9 @@ def test_frame_from_arrays_names_and_roles():
     assert roles["x"] == ["age", "income"]
     frame, roles = frame_from_arrays({"x": pd.DataFrame(X, columns=["a", "b"])}, "demo")
     assert roles["x"] == ["a", "b"]
+    frame, roles = frame_from_arrays({"y": np.ones(3), "g": np.array(["u", "v", "u"])},
+                                     "demo", labels=("g",))
+    assert frame["g"].tolist() == ["u", "v", "u"]
 
 
 @pytest.mark.parametrize(
