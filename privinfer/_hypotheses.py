@@ -225,6 +225,9 @@ class PostEstimationMixin(PersistMixin):
 
     params: pd.Series
     cov: pd.DataFrame
+    #: Student t / F references by default (statsmodels' ``use_t``); the private
+    #: covariances are asymptotic, so normal / chi-square unless a results class says so.
+    use_t: bool = False
 
     @property
     def _df_resid(self) -> float:
@@ -287,7 +290,7 @@ class PostEstimationMixin(PersistMixin):
             raise KeyError(f"cov_params: {missing!r} not among the parameters {list(index)!r}.")
         return cov.loc[labels, labels].copy()
 
-    def t_test(self, r_matrix: RestrictionLike) -> ContrastResults:
+    def t_test(self, r_matrix: RestrictionLike, *, use_t: bool | None = None) -> ContrastResults:
         r"""Z tests of each linear restriction :math:`r_j'\theta = q_j` separately.
 
         Parameters
@@ -296,6 +299,9 @@ class PostEstimationMixin(PersistMixin):
             ``"educ = 0, exper = expersq"`` (formulaic's constraint syntax; a name alone
             means ``name = 0``), a matrix :math:`R` with one column per parameter
             (:math:`q = 0`), or ``(R, q)``.
+        use_t : bool, optional
+            Student t with the residual degrees of freedom instead of the normal
+            (default: the results' ``use_t``, False for the private covariances).
 
         Returns
         -------
@@ -333,14 +339,17 @@ class PostEstimationMixin(PersistMixin):
         sd = np.sqrt(np.diag(R @ self.cov.to_numpy() @ R.T))
         with np.errstate(divide="ignore", invalid="ignore"):
             z = (effect - q) / sd
-        out = ContrastResults(
-            effect=effect, statistic=z, sd=sd, df_denom=self._df_resid, distribution="norm"
-        )
+        if self.use_t if use_t is None else use_t:
+            out = ContrastResults(effect=effect, t=z, sd=sd, df_denom=self._df_resid)
+        else:
+            out = ContrastResults(
+                effect=effect, statistic=z, sd=sd, df_denom=self._df_resid, distribution="norm"
+            )
         out.c_names = [_label(r, v, list(self.params.index)) for r, v in zip(R, q, strict=True)]
         return out
 
     def wald_test(
-        self, r_matrix: RestrictionLike, *, use_f: bool = False, scalar: bool = True
+        self, r_matrix: RestrictionLike, *, use_f: bool | None = None, scalar: bool = True
     ) -> ContrastResults:
         r"""Joint Wald test of :math:`H_0: R\theta = q` through the reported covariance.
 
@@ -348,9 +357,10 @@ class PostEstimationMixin(PersistMixin):
         ----------
         r_matrix : str, sequence of str, array-like or tuple (R, q)
             Restrictions, as in :meth:`t_test`.
-        use_f : bool, default=False
+        use_f : bool, optional
             Report :math:`W/J` against :math:`F(J, \text{df\_resid})` (as :meth:`f_test`)
-            instead of :math:`W` against :math:`\chi^2_J`.
+            instead of :math:`W` against :math:`\chi^2_J` (default: the results'
+            ``use_t``, False for the private covariances; statsmodels' rule).
         scalar : bool, default=True
             Return the statistic as a float (statsmodels' ``scalar=True``).
 
@@ -397,7 +407,7 @@ class PostEstimationMixin(PersistMixin):
             )
         stat: Any = diff @ np.linalg.solve(V, diff)
         stat = float(stat) if scalar else np.atleast_2d(stat)
-        if use_f:
+        if self.use_t if use_f is None else use_f:
             return _f_result(stat / J, float(J), self._df_resid)
         return ContrastResults(
             chi2=stat, df_denom=float(J), statistic=stat, distribution="chi2",

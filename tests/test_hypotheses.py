@@ -74,6 +74,11 @@ def test_tests_equal_statsmodels_hc0_at_alpha_one(ols_fits, name, formula, hypot
         np.testing.assert_allclose(w_o.statistic, w_s.statistic, rtol=RTOL)
         np.testing.assert_allclose(w_o.pvalue, w_s.pvalue, rtol=1e-7, atol=1e-300)
         assert w_o.df_denom == w_s.df_denom
+        t_o, t_s = ours.t_test(h, use_t=True), theirs.t_test(h, use_t=True)
+        assert t_o.distribution == t_s.distribution == "t"
+        np.testing.assert_allclose(t_o.pvalue, t_s.pvalue, rtol=1e-7, atol=1e-300)
+        np.testing.assert_allclose(ours.wald_test(h, use_f=True).fvalue,
+                                   theirs.wald_test(h, use_f=True, scalar=True).fvalue, rtol=RTOL)
         f_o, f_s = ours.f_test(h), theirs.f_test(h)
         np.testing.assert_allclose(f_o.fvalue, f_s.fvalue, rtol=RTOL)
         np.testing.assert_allclose(f_o.pvalue, f_s.pvalue, rtol=1e-7, atol=1e-300)
