@@ -30,6 +30,7 @@ __all__ = [
     "PrivinferWarning",
     "ProblemSizeError",
     "ReferenceAccuracyWarning",
+    "SeedReleaseWarning",
     "SingularDesignError",
     "TransportConvergenceError",
     "TransportConvergenceWarning",
@@ -197,4 +198,14 @@ class WeightsError(PrivinferError, ValueError):
     """Sampling weights are unusable: negative, all zero, or not a public numeric column.
 
     Missing or infinite weights raise :class:`MissingValueError` instead.
+    """
+
+
+class SeedReleaseWarning(PrivinferWarning):
+    """A release was made from a reproducible seed (an int or a ``SeedSequence``).
+
+    Published randomness (a DPOT projection ``M``, a PrivTree shift ``U``) is a function
+    of the seed, so anyone who guesses the seed can regenerate every noise draw of the
+    release and subtract it, recovering the private values exactly. Pass
+    ``random_state=None`` (fresh OS entropy) for real releases; seeds are for research.
     """

@@ -27,6 +27,7 @@ from privinfer._validation import (
     spawn_generators,
 )
 from privinfer.exceptions import NotFittedError, OutOfSupportError, ProblemSizeError
+from privinfer.transport._release import warn_if_seeded
 from privinfer.transport.measures import (
     _BITS,
     DyadicTree,
@@ -267,6 +268,7 @@ def _release(
     projection: Projection,
     rng: np.random.Generator,
     owner: str,
+    privacy: str = "",
 ) -> tuple[SyntheticMeasure, float, bool]:
     """Integer noise on leaf counts, then projection to a probability measure."""
     m = leaf_counts.shape[0]
@@ -299,6 +301,7 @@ def _release(
         eps=eps_total,
         projection=projection,
         projection_cost=cost,
+        privacy=privacy,
     )
     return measure, cost, degenerate
 
@@ -366,12 +369,15 @@ def privtree_synthesize(
         resolution). Cells at the cap become leaves, which keeps privacy and adds at
         most :math:`2\sqrt d\, 2^{-\lfloor\text{max\_depth}/d\rfloor}` resolution error.
     random_state : None, int, SeedSequence or Generator, default=None
-        None draws fresh OS entropy (use it for real releases).
+        None draws fresh OS entropy (use it for real releases). An int or a
+        ``SeedSequence`` issues :class:`SeedReleaseWarning`: the published shift is a
+        function of the seed, so a guessed seed is confirmed and then replays the count
+        noise.
 
     Returns
     -------
     measure : SyntheticMeasure
-        The released measure (no raw data).
+        The released measure (no raw data, no seed).
     diagnostics : PrivTreeDiagnostics
         Fit facts for the data holder; ``n_obs`` and ``n_clipped`` are not private.
 
@@ -385,6 +391,11 @@ def privtree_synthesize(
         If the data do not have d columns or hold NaN.
     ProblemSizeError
         If ``projection="lp"`` and the tree has more than 400 leaves.
+
+    Warns
+    -----
+    SeedReleaseWarning
+        If ``random_state`` is an int or a ``SeedSequence``.
 
     See Also
     --------
@@ -449,7 +460,7 @@ def privtree_synthesize(
     >>> rng = np.random.default_rng(0)
     >>> t = rng.uniform(size=2000)
     >>> x = np.c_[t, t**2, 0.5 + 0.0 * t]  # a curve in d = 3
-    >>> nu, diag = privtree_synthesize(x, 1.0, [(0, 1)] * 3, random_state=1)
+    >>> nu, diag = privtree_synthesize(x, 1.0, [(0, 1)] * 3)
     >>> bool(np.isclose(nu.weights.sum(), 1.0))
     True
     """
@@ -468,6 +479,7 @@ def privtree_synthesize(
             f"Got {max_depth}."
         )
     unit, n_clipped, columns = _prepare(X, bounds_arr, clip, owner)
+    warn_if_seeded(random_state, owner)
     rng_shift, rng_tree, rng_leaves = spawn_generators(random_state, 3)
     window_lo, window_hi = _window(d, random_shift, rng_shift)
     shift = (
@@ -498,6 +510,9 @@ def privtree_synthesize(
         projection=projection,
         rng=rng_leaves,
         owner=owner,
+        privacy=(f"({eps:.4g}, 0)-DP for add/remove-one-record neighbours: PrivTree "
+                 f"partition (eps/2) and integer-noised leaf counts (eps/2); bounds"
+                 f"{', depth cap' if max_depth < depth_cap else ''} and shift public."),
     )
     n_obs = unit.shape[0]
     diagnostics = PrivTreeDiagnostics(
@@ -520,6 +535,7 @@ def grid_synthesize(
     bounds: object,
     *,
     depth: int | None = None,
+    n_bound: int | None = None,
     projection: Projection = "tree",
     clip: bool = False,
     random_state: RandomStateLike = None,
@@ -540,11 +556,17 @@ def grid_synthesize(
     bounds : array-like of shape (d, 2)
         Public (low, high) of each coordinate.
     depth : int, optional
-        Depth L. Default ``ceil(log2(eps * n_obs))`` (at least 1), which treats n_obs
-        as public, as He, Vershynin and Zhu do.
+        Public depth L. Give either ``depth`` or ``n_bound``; the depth must not be
+        computed from the private number of records.
+    n_bound : int, optional
+        Public bound on the number of records; the depth is then
+        ``ceil(log2(eps * n_bound))`` (at least 1), the choice of He, Vershynin and Zhu
+        with a public n.
     projection : {"tree", "lp"}, default="tree"
     clip : bool, default=False
     random_state : None, int, SeedSequence or Generator, default=None
+        None draws fresh OS entropy. An int or a ``SeedSequence`` issues
+        :class:`SeedReleaseWarning`.
 
     Returns
     -------
@@ -554,7 +576,8 @@ def grid_synthesize(
     Raises
     ------
     ValueError
-        For the same bad inputs as :func:`privtree_synthesize`, or a depth above 52 * d.
+        For the same bad inputs as :func:`privtree_synthesize`, a depth above 52 * d, or
+        neither (or both) of ``depth`` and ``n_bound``.
 
     See Also
     --------
@@ -562,28 +585,40 @@ def grid_synthesize(
 
     Notes
     -----
-    The released tree is public, so only the counts cost privacy:
-    :math:`\varepsilon`-DP for add/remove neighbours. Without logarithmic factors the
-    error is of order :math:`(\varepsilon n)^{-1/d}` for :math:`d \ge 3` whatever the
-    intrinsic dimension of the data.
+    The partition depends only on the public depth (or public bound on n), so only the
+    counts cost privacy: :math:`\varepsilon`-DP for add/remove neighbours. A default
+    depth :math:`\lceil\log_2(\varepsilon n)\rceil` computed from the private n would
+    publish n's binary order of magnitude through the number of atoms (n = 1024 gives
+    1024 atoms at eps = 1, n = 1025 gives 2048), so it is not offered.
+
+    Without logarithmic factors the error is of order :math:`(\varepsilon n)^{-1/d}`
+    for :math:`d \ge 3` whatever the intrinsic dimension of the data.
 
     Examples
     --------
     >>> import numpy as np
     >>> from privinfer.transport.privtree import grid_synthesize
     >>> x = np.random.default_rng(0).uniform(size=(1000, 2))
-    >>> nu, _ = grid_synthesize(x, 1.0, [(0, 1), (0, 1)], depth=6, random_state=0)
+    >>> nu, _ = grid_synthesize(x, 1.0, [(0, 1), (0, 1)], depth=6)
     >>> nu.n_atoms
     64
     """
     owner = "grid_synthesize"
     eps, bounds_arr = _check_common(eps, bounds, projection, clip, owner)
     d = bounds_arr.shape[0]
+    if (depth is None) == (n_bound is None):
+        raise ValueError(
+            f"{owner} needs exactly one of a public 'depth' or a public bound 'n_bound' "
+            f"on the number of records (got depth={depth!r}, n_bound={n_bound!r}); a "
+            "depth computed from the private n would leak it through the number of atoms."
+        )
+    if n_bound is not None:
+        n_pub = check_int(n_bound, "n_bound", owner, 1)
+        depth = max(1, math.ceil(math.log2(max(eps * n_pub, 2.0))))
+    depth = check_int(depth, "depth", owner, 0)
     unit, n_clipped, columns = _prepare(X, bounds_arr, clip, owner)
     n_obs = unit.shape[0]
-    if depth is None:
-        depth = max(1, math.ceil(math.log2(max(eps * n_obs, 2.0))))
-    depth = check_int(depth, "depth", owner, 0)
+    warn_if_seeded(random_state, owner)
     if depth > _BITS * d:
         raise ValueError(
             f"The 'depth' parameter of {owner} must be at most 52 * d = {_BITS * d}. Got {depth}."
@@ -609,6 +644,10 @@ def grid_synthesize(
         projection=projection,
         rng=rng,
         owner=owner,
+        privacy=(f"({eps:.4g}, 0)-DP for add/remove-one-record neighbours: integer-noised "
+                 f"counts of a fixed grid of public depth {depth}"
+                 f"{f' (from the public bound n <= {n_bound})' if n_bound is not None else ''}"
+                 "; bounds public."),
     )
     diagnostics = PrivTreeDiagnostics(
         n_obs=n_obs,
@@ -653,7 +692,8 @@ class PrivTreeSynthesizer:
     max_depth : int, optional
         Public cap on the tree depth; default ``52 * d``.
     random_state : None, int, SeedSequence or Generator, default=None
-        None draws fresh OS entropy; a seed is for reproducible research only.
+        None draws fresh OS entropy; a seed is for reproducible research only and issues
+        :class:`SeedReleaseWarning`. A pickled synthesizer drops the seed.
 
     Attributes
     ----------
@@ -683,7 +723,7 @@ class PrivTreeSynthesizer:
     >>> import numpy as np
     >>> from privinfer.transport.privtree import PrivTreeSynthesizer
     >>> x = np.random.default_rng(0).normal(0.5, 0.1, size=(5000, 2)).clip(0, 1)
-    >>> synth = PrivTreeSynthesizer(1.0, [(0, 1), (0, 1)], random_state=0).fit(x)
+    >>> synth = PrivTreeSynthesizer(1.0, [(0, 1), (0, 1)]).fit(x)
     >>> synth.sample(2, random_state=0).shape
     (2, 2)
     >>> bool(synth.measure_.wasserstein(x) < 0.1)
@@ -708,6 +748,13 @@ class PrivTreeSynthesizer:
         self.clip = clip
         self.max_depth = max_depth
         self.random_state = random_state
+
+    def __getstate__(self) -> dict[str, object]:
+        # a seed must not travel with the fitted (shareable) object: with the public
+        # shift it identifies the seed, which replays the noise of the counts
+        state = self.__dict__.copy()
+        state["random_state"] = None
+        return state
 
     def fit(self, X: object) -> PrivTreeSynthesizer:
         """Release the synthetic measure of ``X``; see :func:`privtree_synthesize`.
