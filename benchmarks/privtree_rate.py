@@ -1,11 +1,11 @@
 """W1 error of PrivTree synthetic measures against n: intrinsic vs ambient dimension.
 
 For data on a curve (s = 1) and on a plane (s = 2) embedded in d = 3 and d = 6, uniform data
-and clustered data, this script releases a synthetic measure with PrivTree (seed 002) and
+and clustered data, this script releases a synthetic measure with PrivTree (He, 2026) and
 with the uniform-grid construction of He, Vershynin and Zhu at the same eps, and reports
 W1(mu_n, nu) against n with fitted log-log slopes next to the theory's exponents:
 -1/max(s, 2) (intrinsic; the Laplacian complexity saturates at the parametric rate for
-s <= 2, seed 002 §3.2) and -1/d (ambient).
+s <= 2, He 2026, §3.2) and -1/d (ambient).
 
 W1 is measured two ways: "exact" (POT ot.emd2; only where the cost matrix has at most 2.5e7
 entries) and "bound" (SyntheticMeasure.wasserstein(method="tree"): point-to-representative

@@ -2,7 +2,7 @@ r"""Noise calibration for the DPOT publication :math:`(M, X_s M + \Delta)`.
 
 Two neighbour relations are offered; each gives its own sensitivity and calibration.
 
-``"entry"`` (seed 000, Theorem 2; Kenthapadi et al., 2013)
+``"entry"`` (Le Tien, Habrard and Sebban, 2019, Theorem 2; Kenthapadi et al., 2013)
     Two source data sets are neighbours when they differ in **one entry of one row by at
     most 1** in absolute value. Then :math:`X_s M` moves by at most one row of ``M``, so
     the :math:`\ell_2` sensitivity is :math:`w = \max_i \lVert M_{i\cdot}\rVert_2` and
@@ -104,7 +104,9 @@ def record_sensitivity(M: FloatArray, clip_norm: float) -> float:
 
 
 def theorem2_sigma(eps: float, delta: float, w: float) -> float:
-    r"""Noise level of seed 000, Theorem 2 (Kenthapadi et al., 2013, Theorem 1).
+    r"""Noise level of Theorem 2 of Le Tien, Habrard and Sebban (2019).
+
+    The theorem is Kenthapadi et al. (2013), Theorem 1, applied to DPOT.
 
     Publishing :math:`(M, X_s M + \Delta)` with
     :math:`\Delta \sim N(0, \sigma^2)^{n_s\times \ell}` is :math:`(\varepsilon, \delta)`-DP

@@ -1,4 +1,4 @@
-r"""Differentially private domain adaptation (DPDA, seed 000 Algorithm 2).
+r"""Differentially private domain adaptation (DPDA; Le Tien, Habrard and Sebban, 2019, Algorithm 2).
 
 The source party sorts its rows by class, publishes the DPOT release of the sorted rows
 (:class:`~privinfer.transport.dpot.DPOTSource`) and a class histogram with integer
@@ -53,8 +53,9 @@ GroupNorm = Literal["l1l2", "lpl1"]
 CostNormalization = Literal["none", "max", "median"]
 
 _LABEL_CAVEAT = (
-    "Seed 000 Algorithm 2 publishes the rows sorted by class; when a neighbouring data "
-    "set changes a label, rows shift position, and that order is not protected by the "
+    "Algorithm 2 of Le Tien, Habrard and Sebban (2019) publishes the rows sorted by "
+    "class; when a neighbouring data set changes a label, rows shift position, and that "
+    "order is not protected by the "
     "histogram noise. Under neighbour='entry' labels never change, so the statement is "
     "exact; under 'record' it covers features and counts but not the class order."
 )
@@ -221,7 +222,7 @@ class DPDASource:
     -----
     The histogram noise is discrete Laplace with scale :math:`2/\varepsilon'`: replacing
     one label moves one unit between two bins (:math:`\ell_1` sensitivity 2), so the
-    release is :math:`\varepsilon'`-DP for that relation (seed 000 uses
+    release is :math:`\varepsilon'`-DP for that relation (Le Tien, Habrard and Sebban (2019) use
     :math:`\text{Lap}(1/\varepsilon')`, which is the add/remove calibration). The total is
     :math:`(\varepsilon+\varepsilon', \delta)` by basic composition.
 
@@ -354,8 +355,9 @@ class DPDA:
     reg_cl : float, default=1.0
         Group-lasso weight :math:`\lambda_c`.
     group_norm : {"l1l2", "lpl1"}, default="l1l2"
-        ``"l1l2"``: :math:`\sum_j\sum_c\lVert\gamma(I_c, j)\rVert_2` as in seed 000
-        (``ot.da.sinkhorn_l1l2_gl``); ``"lpl1"``: the :math:`\ell_{1/2}`-:math:`\ell_1`
+        ``"l1l2"``: :math:`\sum_j\sum_c\lVert\gamma(I_c, j)\rVert_2` as in Le Tien,
+        Habrard and Sebban (2019) (``ot.da.sinkhorn_l1l2_gl``); ``"lpl1"``: the
+        :math:`\ell_{1/2}`-:math:`\ell_1`
         penalty of Courty et al. (``ot.da.sinkhorn_lpl1_mm``, faster).
     cost_normalization : {"max", "median", "none"}, default="max"
         Division of the (min-shifted) debiased cost before the solve, as POT's ``norm``.
@@ -389,7 +391,7 @@ class DPDA:
 
     Notes
     -----
-    Seed 000, Algorithm 2 / eq. (3):
+    Le Tien, Habrard and Sebban (2019), Algorithm 2 / eq. (3):
 
     .. math:: \tilde\gamma = \arg\min_{\gamma\in\Pi(a,b)} \langle\gamma,\tilde C\rangle
               + \lambda_s\sum_{ij}\gamma_{ij}\log\gamma_{ij}

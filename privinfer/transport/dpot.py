@@ -1,4 +1,4 @@
-r"""Differentially private optimal transport (DPOT, seed 000 Algorithm 1).
+r"""Differentially private optimal transport (DPOT; Le Tien, Habrard and Sebban, 2019, Algorithm 1).
 
 The source party projects its rows with a public Johnson-Lindenstrauss matrix
 :math:`M \sim N(0, 1/\ell)^{k\times\ell}` and adds Gaussian noise; it publishes only
@@ -232,7 +232,7 @@ class CostEstimate:
     level : float
         Two-sided level of ``(lower, upper)``.
     in_sample : float
-        :math:`\tilde W = \langle\tilde\gamma, \tilde C\rangle` (the seed's estimate).
+        :math:`\tilde W = \langle\tilde\gamma, \tilde C\rangle` (the paper's estimate).
     held_out : float
         :math:`\hat W_{\text{out}}`, unbiased for the mean true cost of the cross-fitted
         plans.
@@ -512,8 +512,9 @@ def publish_rows(
 ) -> FloatArray:
     r"""Noisy projected source rows :math:`X_s M + \Delta`, :math:`\Delta\sim N(0,\sigma^2)`.
 
-    This is step 2 of seed 000, Algorithm 1. The caller is responsible for calibrating
-    ``sigma`` (see :mod:`privinfer.transport.calibration`) and for clipping rows under the
+    This is step 2 of Le Tien, Habrard and Sebban (2019), Algorithm 1. The caller is
+    responsible for calibrating ``sigma`` (see :mod:`privinfer.transport.calibration`) and for
+    clipping rows under the
     ``"record"`` relation; :class:`DPOTSource` does both. Cost O(n k l).
 
     Parameters
@@ -561,8 +562,9 @@ def publish_rows(
 def debiased_cost(Zs: FloatArray, Xt: FloatArray, M: FloatArray, sigma: float) -> FloatArray:
     r"""Debiased squared-Euclidean cost between published rows and projected targets.
 
-    Step 3 of seed 000, Algorithm 1. Each entry is unbiased for the projected squared
-    distance (over :math:`\Delta`), hence for the original squared distance (over
+    Step 3 of Le Tien, Habrard and Sebban (2019), Algorithm 1. Each entry is unbiased for
+    the projected squared distance (over :math:`\Delta`), hence for the original squared
+    distance (over
     :math:`M` and :math:`\Delta`). Entries can be negative. Cost O(n m l).
 
     Parameters
@@ -884,6 +886,11 @@ def estimate_transport_cost(
 
     When the noise dominates (:math:`g` closer to linear in t), :math:`\hat W` keeps a
     downward bias of about half that of :math:`\tilde W`; the bracket remains valid.
+    No post-processing can do better without assumptions: the release determines
+    :math:`g` only for :math:`t \ge 1` (more noise can be simulated by using fewer
+    columns, less cannot), and every concave :math:`g` with :math:`g'(0) = 0` and those
+    values has :math:`g(0) \in [g(1),\, g(1) - g'(1)] = [E\tilde W,\ E\langle
+    \tilde\gamma, C\rangle]`, which is the interval the bracket estimates.
 
     **Uncertainty.** ``std_error`` is the standard deviation of the column terms
     :math:`(r u^{\text{in}}_l + u^{\text{out}}_l)/(1+r)` over :math:`\sqrt\ell`: it
@@ -1166,8 +1173,9 @@ class DPOTSource:
         Projection dimension :math:`\ell \ge 1` (the cost estimate of :func:`dpot` needs
         :math:`\ell \ge 2`; a few dozen columns average out the projection error).
     neighbour : {"entry", "record"}, default="entry"
-        ``"entry"``: neighbours differ in one entry of one row by at most 1 (seed 000,
-        Theorem 2; the feature scale matters: the bound is one *unit* of a feature).
+        ``"entry"``: neighbours differ in one entry of one row by at most 1 (Le Tien,
+        Habrard and Sebban, 2019, Theorem 2; the feature scale matters: the bound is one *unit*
+        of a feature).
         ``"record"``: one row, clipped to ``clip_norm``, is replaced by any other row;
         sensitivity :math:`2C\lVert M\rVert_2` and analytic Gaussian calibration.
     clip_norm : float or None, default=None
@@ -1185,8 +1193,9 @@ class DPOTSource:
 
     Notes
     -----
-    Seed 000, Algorithm 1, steps 1-2: :math:`M\sim N(0,1/\ell)^{k\times\ell}`,
-    :math:`\Delta\sim N(0,\sigma^2)^{n_s\times\ell}`, publish :math:`(M, X_sM+\Delta)`,
+    Le Tien, Habrard and Sebban (2019), Algorithm 1, steps 1-2:
+    :math:`M\sim N(0,1/\ell)^{k\times\ell}`, :math:`\Delta\sim N(0,\sigma^2)^{n_s\times\ell}`,
+    publish :math:`(M, X_sM+\Delta)`,
     with
 
     .. math:: \sigma = \frac{w\sqrt{2(\ln\frac1{2\delta}+\varepsilon)}}{\varepsilon}

@@ -8,7 +8,7 @@ The tree lives on an integer grid: a coordinate of the partitioned domain is an 
 ``[0, 2**_BITS)``, and a cell of depth ``k`` that has been split ``n_j(k)`` times along
 coordinate ``j`` has side ``2**(_BITS - n_j(k))`` there. Data in the unit cube occupy the
 *window* ``[window_lo, window_hi)`` of that grid (the whole grid without a random shift,
-a shifted half-size box with one, seed 002 §6).
+a shifted half-size box with one, He, 2026, §6).
 """
 
 from __future__ import annotations
@@ -385,7 +385,7 @@ class SyntheticMeasure:
     bounds : ndarray of shape (d, 2)
         Public lower and upper bounds of every coordinate.
     shift : ndarray of shape (d,) or None
-        Public random shift U in [0, 1]^d (seed 002 §6); None without one.
+        Public random shift U in [0, 1]^d (He, 2026, §6); None without one.
     columns : tuple of str
         Column names used by :meth:`to_frame`.
     eps : float
@@ -533,7 +533,7 @@ class SyntheticMeasure:
     def leaf_masses(self, data: object) -> FloatArray:
         r"""Empirical mass of ``data`` in every leaf: the cell aggregation :math:`\nu_T`.
 
-        This is the oracle measure of seed 002 (exact leaf masses on the representatives);
+        This is the oracle measure of He (2026) (exact leaf masses on the representatives);
         it is not private when ``data`` are. O(n_obs * depth).
         """
         unit = self._to_unit(data, "SyntheticMeasure.leaf_masses")
@@ -559,7 +559,7 @@ class SyntheticMeasure:
             Points inside the public bounds.
         method : {"auto", "exact", "tree"}, default="auto"
         unit_cube : bool, default=False
-            Measure distances after rescaling the bounds to ``[0, 1]^d`` (the seed's
+            Measure distances after rescaling the bounds to ``[0, 1]^d`` (the paper's
             units) instead of in the original units.
 
         Returns

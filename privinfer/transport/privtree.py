@@ -1,4 +1,4 @@
-r"""PrivTree private synthetic measures with Wasserstein-1 guarantees (seed 002).
+r"""PrivTree private synthetic measures with Wasserstein-1 guarantees (He, 2026).
 
 The functional core :func:`privtree_synthesize` grows a PrivTree on a cyclic binary
 partition of the (optionally randomly shifted) unit cube, releases integer-noised leaf
@@ -46,7 +46,7 @@ __all__ = [
 
 Projection = Literal["tree", "lp"]
 
-#: The seed's LP has n_atoms**2 transport variables; above this many atoms use "tree".
+#: The paper's LP has n_atoms**2 transport variables; above this many atoms use "tree".
 _LP_MAX_ATOMS = 400
 
 #: PrivTree constants in count units (Zhang, Xiao and Xie 2016, fan-out 2): the split
@@ -78,7 +78,7 @@ class PrivTreeDiagnostics:
     n_discarded : int
         Cells dropped without noise because they miss the shifted window.
     expected_leaves_bound : float
-        The seed's bound on the expected number of leaves, ``6 + eps n / (4 log 2)``.
+        The paper's bound on the expected number of leaves, ``6 + eps n / (4 log 2)``.
     projection_cost : float
         W1 cost of the projection in unit-cube coordinates (see Notes of
         :func:`privtree_synthesize`).
@@ -226,7 +226,7 @@ def _representatives(
 
 
 def _project_lp(atoms_unit: FloatArray, target: FloatArray) -> tuple[float, FloatArray]:
-    """Exact Euclidean W1 projection of a signed measure of total 1 (seed 002 §3 LP)."""
+    """Exact Euclidean W1 projection of a signed measure of total 1 (He 2026, §3 LP)."""
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
@@ -332,7 +332,7 @@ def privtree_synthesize(
     max_depth: int | None = None,
     random_state: RandomStateLike = None,
 ) -> tuple[SyntheticMeasure, PrivTreeDiagnostics]:
-    r"""Release an eps-differentially private synthetic measure with PrivTree (seed 002).
+    r"""Release an eps-differentially private synthetic measure with PrivTree (He, 2026).
 
     The data are rescaled to :math:`[0,1]^d` by the public bounds. A PrivTree grows a
     cyclic binary partition (a depth-k cell is halved along coordinate k mod d), splitting
@@ -355,11 +355,11 @@ def privtree_synthesize(
         Public (low, high) of each coordinate. They must not depend on the data.
     random_shift : bool, default=True
         Shift the data by a public :math:`U \sim \mathrm{Unif}[0,1]^d` and partition
-        :math:`[0,2]^d` (seed 002 §6); cells missing the shifted window are dropped
+        :math:`[0,2]^d` (He, 2026, §6); cells missing the shifted window are dropped
         without noise.
     projection : {"tree", "lp"}, default="tree"
         ``"tree"``: exact W1 projection for the tree ultrametric, O(tree size).
-        ``"lp"``: the seed's LP, the exact Euclidean W1 projection, for at most 400
+        ``"lp"``: the paper's LP, the exact Euclidean W1 projection, for at most 400
         leaves (scipy's HiGHS).
     clip : bool, default=False
         Move records outside the bounds onto them (counted in the diagnostics) instead
@@ -404,7 +404,7 @@ def privtree_synthesize(
 
     Notes
     -----
-    **Tree** (Zhang, Xiao and Xie 2016; seed 002 §5.2). In mass units with
+    **Tree** (Zhang, Xiao and Xie 2016; He 2026, §5.2). In mass units with
     :math:`p_Q = \mu_n(Q)`,
 
     .. math:: b(Q) = \max\{p_Q - \operatorname{depth}(Q)\,\delta,\ \theta - \delta\},
@@ -417,7 +417,7 @@ def privtree_synthesize(
     add/remove-one neighbours by PrivTree's Corollary 1. The expected number of leaves is
     at most :math:`6 + \varepsilon n/(4\log 2)`.
 
-    **Leaves** (seed 002 §3). Each record lies in one leaf, so the leaf count vector has
+    **Leaves** (He 2026, §3). Each record lies in one leaf, so the leaf count vector has
     L1 sensitivity 1 and :func:`two_sided_geometric` noise with parameter
     :math:`e^{-\varepsilon/2}` (the integer version of :math:`\mathrm{Lap}(2/\varepsilon)`
     on counts, i.e. :math:`\mathrm{Lap}(2/(\varepsilon n))` on masses) is
@@ -440,7 +440,7 @@ def privtree_synthesize(
 
     so :math:`W_{1,T}(\hat\nu, \nu_T) \le 2 W_{1,T}(\tilde\nu, \nu_T)`: the projection at
     most doubles the (tree-metric) privacy error. ``"lp"`` minimises the Euclidean
-    :math:`W_1(\nu, \tilde\nu)` exactly; with total one the seed's constraint
+    :math:`W_1(\nu, \tilde\nu)` exactly; with total one the paper's constraint
     :math:`|f| \le d` is inactive. If :math:`\tilde N \le 0` the weights are uniform and
     ``diagnostics.degenerate`` is True.
 
@@ -450,7 +450,7 @@ def privtree_synthesize(
     References
     ----------
     Y. He, "Intrinsic-dimensional Wasserstein guarantees for private synthetic
-    measures" (seed 002). J. Zhang, X. Xiao and X. Xie, "PrivTree: a differentially
+    measures" (He, 2026). J. Zhang, X. Xiao and X. Xie, "PrivTree: a differentially
     private algorithm for hierarchical decompositions", SIGMOD 2016.
 
     Examples
@@ -664,7 +664,7 @@ def grid_synthesize(
 
 
 class PrivTreeSynthesizer:
-    r"""PrivTree synthesizer: an eps-DP synthetic measure with W1 guarantees (seed 002).
+    r"""PrivTree synthesizer: an eps-DP synthetic measure with W1 guarantees (He, 2026).
 
     Fits a data-adaptive cyclic binary partition with PrivTree, adds integer noise to the
     leaf counts and projects them to a probability measure; ``measure_`` is the released
@@ -682,9 +682,9 @@ class PrivTreeSynthesizer:
     bounds : array-like of shape (d, 2)
         Public (low, high) of each coordinate.
     random_shift : bool, default=True
-        Public random shift of the partition (seed 002 §6).
+        Public random shift of the partition (He, 2026, §6).
     projection : {"tree", "lp"}, default="tree"
-        Exact W1 projection for the tree ultrametric, or the seed's Euclidean LP
+        Exact W1 projection for the tree ultrametric, or the paper's Euclidean LP
         (at most 400 leaves).
     clip : bool, default=False
         Clip records outside the bounds (counted in ``diagnostics_.n_clipped``) instead
@@ -713,7 +713,7 @@ class PrivTreeSynthesizer:
     split iff :math:`b(Q) + \mathrm{Lap}(\sigma) > \theta`, :math:`\theta = 0`,
     :math:`\sigma = 6/(\varepsilon n)`, :math:`\delta = \sigma \log 2`
     (:math:`\varepsilon/2`). Leaves: two-sided geometric noise on counts
-    (:math:`\varepsilon/2`). Seed 002 Theorem 5.9: with intrinsic dimension s > 2,
+    (:math:`\varepsilon/2`). He (2026), Theorem 5.9: with intrinsic dimension s > 2,
 
     .. math:: \mathbb E\, W_1(\mu_n, \hat\nu) \le C_s d
               \Big(\frac{A d \log(\varepsilon n)}{\varepsilon n}\Big)^{1/s}.
