@@ -713,8 +713,11 @@ def solve_transport(
         if n == 1 or m == 1:
             return np.outer(a_arr, b_arr)  # the only coupling
         stop_thr = 1e-9
-        plan, log = ot.sinkhorn(a_arr, b_arr, C_arr - C_arr.min(), reg_f, method="sinkhorn",
-                                numItermax=n_iter, stopThr=stop_thr, log=True, warn=False)
+        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+            # an underflowing kernel exp(-C/reg) is reported below as an error, not a warning
+            plan, log = ot.sinkhorn(a_arr, b_arr, C_arr - C_arr.min(), reg_f,
+                                    method="sinkhorn", numItermax=n_iter, stopThr=stop_thr,
+                                    log=True, warn=False)
         errs = log.get("err", [])
         if not np.all(np.isfinite(plan)):
             raise TransportConvergenceError(
@@ -1031,6 +1034,12 @@ def dpot(
     TypeError
         If ``published`` is not a :class:`PublishedSource`.
 
+    Warns
+    -----
+    TransportConvergenceWarning
+        If a fold plan of the cost estimate fails (entropic plans with a ``reg`` too small
+        for the noisier fold costs); ``estimate`` is then None.
+
     See Also
     --------
     DPOT : the same as an estimator with fitted attributes.
@@ -1070,9 +1079,17 @@ def dpot(
     plan = solve_transport(C, a_arr, b_arr, method=method, reg=reg, max_iter=max_iter)
     estimate = None
     if n_folds is not None and published.ell >= 2:
-        estimate = estimate_transport_cost(
-            published, Xt, a=a_arr, b=b_arr, n_folds=n_folds, method=method, reg=reg,
-            max_iter=max_iter, plan=plan)
+        try:
+            estimate = estimate_transport_cost(
+                published, Xt, a=a_arr, b=b_arr, n_folds=n_folds, method=method, reg=reg,
+                max_iter=max_iter, plan=plan)
+        except TransportConvergenceError as exc:
+            warnings.warn(
+                f"dpot: the cost estimate was skipped (estimate=None) because a fold plan "
+                f"failed: {exc}",
+                TransportConvergenceWarning,
+                stacklevel=2,
+            )
     return DPOTResult(plan=plan, cost=C, w_tilde=float(np.sum(plan * C)),
                       privacy=published.privacy, estimate=estimate)
 
