@@ -28,6 +28,9 @@ from privinfer.transport.dpot import (
     solve_transport,
 )
 
+#: the seeded releases of this module are research runs on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::privinfer.exceptions.SeedReleaseWarning")
+
 RNG = np.random.default_rng(0)
 XS = RNG.normal(size=(20, 4))
 YS = np.arange(20) % 2
