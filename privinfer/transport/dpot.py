@@ -393,14 +393,15 @@ class DPOTResult:
             lines.append("No bias-corrected estimate (n_folds=None or ell < 2).")
         else:
             bracket = f"[{est.lower:.5g}, {est.upper:.5g}]"
-            rel = est.plan_excess / est.estimate if est.estimate > 0 else np.nan
+            rel = (f"{100 * est.plan_excess / est.estimate:.1f}%" if est.estimate > 0
+                   else "rel. n/a")
             lines += [
                 f"{'Cost estimate (se):':<30}{f'{est.estimate:.5g} ({est.std_error:.3g})':>26}",
                 f"{f'{100 * est.level:.0f}% bracket of W:':<30}{bracket:>26}",
                 f"{'W~ in-sample (biased down):':<30}{est.in_sample:>26.5g}",
                 f"{'Held-out (biased up):':<30}{est.held_out:>26.5g}",
                 f"{'Plan excess cost (rel.):':<30}"
-                f"{f'{est.plan_excess:.4g} ({100 * rel:.1f}%)':>26}",
+                f"{f'{est.plan_excess:.4g} ({rel})':>26}",
             ]
         return SummaryText("\n".join(lines))
 
