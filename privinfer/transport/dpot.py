@@ -403,6 +403,8 @@ class DPOTResult:
                 f"{'Plan excess cost (rel.):':<30}"
                 f"{f'{est.plan_excess:.4g} ({rel})':>26}",
             ]
+            if est.upper - est.lower > abs(est.estimate):
+                lines.append("Noise-dominated: the release pins W down only to the bracket.")
         return SummaryText("\n".join(lines))
 
 
