@@ -896,7 +896,9 @@ def estimate_transport_cost(
     :math:`g` only for :math:`t \ge 1` (more noise can be simulated by using fewer
     columns, less cannot), and every concave :math:`g` with :math:`g'(0) = 0` and those
     values has :math:`g(0) \in [g(1),\, g(1) - g'(1)] = [E\tilde W,\ E\langle
-    \tilde\gamma, C\rangle]`, which is the interval the bracket estimates.
+    \tilde\gamma, C\rangle]`, which is the interval the bracket estimates. For
+    :math:`r \to 1`, :math:`\hat W` is the centre of that interval, so its bias is at most
+    half the interval's width whatever the shape of :math:`g`.
 
     **Uncertainty.** ``std_error`` is the standard deviation of the column terms
     :math:`(r u^{\text{in}}_l + u^{\text{out}}_l)/(1+r)` over :math:`\sqrt\ell`: it
