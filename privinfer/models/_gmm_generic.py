@@ -32,20 +32,22 @@ import numpy as np
 import pandas as pd
 
 from privinfer._typing import FloatArray, IntArray
+from privinfer._validation import check_int
 from privinfer.covariance import moment_covariance, sandwich
-from privinfer.exceptions import DataMismatchError, PrivinferWarning
+from privinfer.exceptions import DataMismatchError, PrivinferWarning, SingularDesignError
 from privinfer.formula import cast_private_categoricals
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._gmm_common import (
     FitOptions,
     GMMEngine,
     GMMFit,
+    check_inputs,
     check_nonsingular,
     inv_cov,
     j_statistic,
 )
 
-__all__ = ["GenericEngine", "GenericMoments"]
+__all__ = ["GenericEngine", "GenericMoments", "build_generic_engine", "check_names", "check_start"]
 
 MomentFunction = Callable[[FloatArray, pd.DataFrame], Any]
 
@@ -368,3 +370,80 @@ def _gauss_newton(
     notes.append(msg)
     warnings.warn(f"{o.owner}: {msg}", PrivinferWarning, stacklevel=5)
     return theta
+
+
+_OWNER = "PrivateGMM"
+
+
+def build_generic_engine(
+    moments: Any,
+    data: Any,
+    mechanism: AlphaIdentity | None,
+    k_params: int,
+    param_names: Sequence[str] | None,
+    start_params: Any,
+    jacobian: Any,
+    columns: Sequence[str] | None,
+    reference_size: int,
+) -> GenericEngine:
+    """Validate ``PrivateGMM``'s constructor arguments and build the user-moment engine.
+
+    Raises
+    ------
+    DataMismatchError
+        Not callable, wrong output shape, unknown columns, bad start values or names.
+    SingularDesignError
+        Fewer moment conditions than parameters.
+    """
+    if not callable(moments):
+        raise DataMismatchError(
+            f"{_OWNER}: moments must be callable; got {type(moments).__name__}."
+        )
+    if jacobian is not None and not callable(jacobian):
+        raise DataMismatchError(f"{_OWNER}: jacobian must be callable or None.")
+    mech = check_inputs(data, mechanism, _OWNER)
+    k = check_int(k_params, "k_params", _OWNER, 1)
+    size = check_int(reference_size, "reference_size", _OWNER, 2)
+    cols = list(data.columns) if columns is None else list(columns)
+    missing = [c for c in cols if c not in data.columns]
+    if missing:
+        raise DataMismatchError(f"{_OWNER}: columns {missing!r} are not in the data.")
+    mech.check_data(data, _OWNER)
+    frame = cast_private_categoricals(data[cols], mech)
+    start = check_start(start_params, k)
+    names = check_names(param_names, k)
+    out = np.asarray(moments(start, frame), dtype=float)
+    if out.ndim != 2 or out.shape[0] != len(data):
+        raise DataMismatchError(
+            f"{_OWNER}: moments(params, frame) must return an array of shape "
+            f"(len(frame), k_moms) = ({len(data)}, k_moms); got {out.shape}."
+        )
+    k_moms = int(out.shape[1])
+    if k_moms < k:
+        raise SingularDesignError(
+            f"{_OWNER}: the model is under-identified: {k_moms} moment condition(s) for "
+            f"{k} parameter(s). Add moment conditions (instruments)."
+        )
+    return GenericEngine(moments, jacobian, frame, mech, k, k_moms, names, start, size)
+
+
+def check_start(start: Any, k_params: int) -> FloatArray:
+    if start is None:
+        return np.zeros(k_params)
+    arr = np.asarray(start, dtype=float).ravel()
+    if arr.size != k_params or not np.all(np.isfinite(arr)):
+        raise DataMismatchError(
+            f"{_OWNER}: start_params must hold {k_params} finite values; got {start!r}."
+        )
+    return arr
+
+
+def check_names(names: Sequence[str] | None, k_params: int) -> tuple[str, ...]:
+    if names is None:
+        return tuple(f"theta_{j}" for j in range(k_params))
+    out = tuple(str(s) for s in names)
+    if len(out) != k_params or len(set(out)) != len(out):
+        raise DataMismatchError(
+            f"{_OWNER}: param_names must be {k_params} distinct labels; got {names!r}."
+        )
+    return out

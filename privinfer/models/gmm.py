@@ -47,16 +47,14 @@ from privinfer.covariance import cluster_codes
 from privinfer.exceptions import (
     ClusterError,
     DataMismatchError,
-    MechanismMismatchError,
     NonRobustCovarianceWarning,
     SingularDesignError,
     WeakInstrumentWarning,
 )
-from privinfer.formula import cast_private_categoricals
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
-from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit
+from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit, check_inputs
 from privinfer.models._gmm_design import build_linear_design, parse_linear_formula
-from privinfer.models._gmm_generic import GenericEngine
+from privinfer.models._gmm_generic import build_generic_engine, check_start
 from privinfer.models._gmm_linear import LinearEngine
 from privinfer.models._gmm_logit import LogitEngine
 from privinfer.models._gmm_results import PrivateGMMResults, first_stage_min
@@ -188,7 +186,7 @@ class PrivateGMM:
         engine = (
             moments
             if isinstance(moments, GMMEngine)
-            else _generic_engine(
+            else build_generic_engine(
                 moments,
                 data,
                 mechanism,
@@ -381,7 +379,7 @@ class PrivateGMM:
         parsed = parse_linear_formula(formula, owner, iv=False)
         if not parsed.intercept:
             raise DataMismatchError(f"{owner}: {formula!r} must keep the intercept.")
-        mech = _check_inputs(data, mechanism, owner)
+        mech = check_inputs(data, mechanism, owner)
         size = check_int(reference_size, "reference_size", owner, 2)
         design = build_linear_design(parsed, data, mech, owner)
         y = design.public[:, 0]
@@ -405,7 +403,7 @@ class PrivateGMM:
     ) -> PrivateGMM:
         owner = "PrivateGMM.iv" if iv else "PrivateGMM.ols"
         parsed = parse_linear_formula(formula, owner, iv=iv)
-        mech = _check_inputs(data, mechanism, owner)
+        mech = check_inputs(data, mechanism, owner)
         size = check_int(reference_size, "reference_size", owner, 2)
         design = build_linear_design(parsed, data, mech, owner)
         kind = "iv" if iv else "ols"
@@ -531,7 +529,7 @@ class PrivateGMM:
                 )
         start = None
         if self.kind == "generic" and start_params is not None:
-            start = _check_start(start_params, self.k_params)
+            start = check_start(start_params, self.k_params)
         return FitOptions(
             weighting=weighting,
             cov_type=cov_type,
@@ -656,72 +654,6 @@ class PrivateGMM:
         return f"PrivateGMM({self.kind}: {what}, alpha={self.mechanism.alpha:g})"
 
 
-def _generic_engine(
-    moments: Any,
-    data: Any,
-    mechanism: AlphaIdentity | None,
-    k_params: int,
-    param_names: Sequence[str] | None,
-    start_params: Any,
-    jacobian: Any,
-    columns: Sequence[str] | None,
-    reference_size: int,
-) -> GenericEngine:
-    """Validate the constructor's arguments and build the user-moment engine."""
-    if not callable(moments):
-        raise DataMismatchError(
-            f"{_OWNER}: moments must be callable; got {type(moments).__name__}."
-        )
-    if jacobian is not None and not callable(jacobian):
-        raise DataMismatchError(f"{_OWNER}: jacobian must be callable or None.")
-    mech = _check_inputs(data, mechanism, _OWNER)
-    k = check_int(k_params, "k_params", _OWNER, 1)
-    size = check_int(reference_size, "reference_size", _OWNER, 2)
-    cols = list(data.columns) if columns is None else list(columns)
-    missing = [c for c in cols if c not in data.columns]
-    if missing:
-        raise DataMismatchError(f"{_OWNER}: columns {missing!r} are not in the data.")
-    mech.check_data(data, _OWNER)
-    frame = cast_private_categoricals(data[cols], mech)
-    start = _check_start(start_params, k)
-    names = _check_names(param_names, k)
-    out = np.asarray(moments(start, frame), dtype=float)
-    if out.ndim != 2 or out.shape[0] != len(data):
-        raise DataMismatchError(
-            f"{_OWNER}: moments(params, frame) must return an array of shape "
-            f"(len(frame), k_moms) = ({len(data)}, k_moms); got {out.shape}."
-        )
-    k_moms = int(out.shape[1])
-    if k_moms < k:
-        raise SingularDesignError(
-            f"{_OWNER}: the model is under-identified: {k_moms} moment condition(s) for "
-            f"{k} parameter(s). Add moment conditions (instruments)."
-        )
-    return GenericEngine(moments, jacobian, frame, mech, k, k_moms, names, start, size)
-
-
-def _check_start(start: Any, k_params: int) -> FloatArray:
-    if start is None:
-        return np.zeros(k_params)
-    arr = np.asarray(start, dtype=float).ravel()
-    if arr.size != k_params or not np.all(np.isfinite(arr)):
-        raise DataMismatchError(
-            f"{_OWNER}: start_params must hold {k_params} finite values; got {start!r}."
-        )
-    return arr
-
-
-def _check_names(names: Sequence[str] | None, k_params: int) -> tuple[str, ...]:
-    if names is None:
-        return tuple(f"theta_{j}" for j in range(k_params))
-    out = tuple(str(s) for s in names)
-    if len(out) != k_params or len(set(out)) != len(out):
-        raise DataMismatchError(
-            f"{_OWNER}: param_names must be {k_params} distinct labels; got {names!r}."
-        )
-    return out
-
-
 def _se_note(o: FitOptions) -> str:
     """The SE type, stated in every summary."""
     if o.cov_type == "nonrobust":
@@ -738,20 +670,6 @@ def _se_note(o: FitOptions) -> str:
         f"Covariance: {what} with private D and Phi (Kormos and van der Vaart 2026, Prop. 2); "
         "cov_type='nonrobust' gives the classical one for the formula routes."
     )
-
-
-def _check_inputs(data: Any, mechanism: AlphaIdentity | None, owner: str) -> AlphaIdentity:
-    if not isinstance(data, pd.DataFrame):
-        raise DataMismatchError(f"{owner} expects a pandas DataFrame; got {type(data).__name__}.")
-    if len(data) == 0:
-        raise DataMismatchError(f"{owner}: the data frame is empty.")
-    if mechanism is None:
-        mechanism = AlphaIdentity.from_released(data)
-    if not isinstance(mechanism, AlphaIdentity):
-        raise MechanismMismatchError(
-            f"{owner}: mechanism must be an AlphaIdentity; got {type(mechanism).__name__}."
-        )
-    return mechanism
 
 
 def _guarantees(mechanism: AlphaIdentity) -> Any:
