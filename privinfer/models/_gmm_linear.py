@@ -42,7 +42,7 @@ from privinfer.models._gmm_common import (
     j_statistic,
 )
 from privinfer.models._gmm_design import LinearDesign, new_regressors, reference_moments
-from privinfer.models._weakiv import weak_iv_stats
+from privinfer.models._weakiv import WeakIVStats, weak_iv_stats
 from privinfer.nuisance.series import GramRepair, repair_gram
 
 __all__ = ["LinearEngine"]
@@ -281,6 +281,11 @@ class LinearEngine(GMMEngine):
             rsquared=self._rsquared(m, theta),
             weak_iv=weak,
         )
+
+    def weak_iv(self, options: FitOptions, rng: np.random.Generator) -> WeakIVStats:
+        """Anderson-Rubin / first-stage aggregates without the (possibly undefined) estimate."""
+        m = self._moments(rng)
+        return weak_iv_stats(self.design, m.S, m.table, m.alpha, options.codes, options.small_g)
 
     # -- prediction ----------------------------------------------------------------------
     def regressors(self, data: Any = None) -> FloatArray:

@@ -19,15 +19,19 @@ session lives and never pickle: a results object restored from disk carries no d
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from privinfer.exceptions import NotAvailableError
+from privinfer._typing import FloatArray
+from privinfer.exceptions import NotAvailableError, WeakInstrumentWarning
+from privinfer.models._gmm_common import FitOptions
 from privinfer.models._gmm_logit import MarginalEffects
-from privinfer.models._weakiv import ConfidenceSet, WeakIVStats
+from privinfer.models._weakiv import WEAK_F, ConfidenceSet, WeakIVStats
 from privinfer.results import PrivateResults, ResultsRecord, TestResult
 
 __all__ = ["PrivateGMMResults"]
@@ -244,3 +248,52 @@ def first_stage_min(tests: dict[str, TestResult]) -> float | None:
     """Smallest first-stage partial F among ``tests`` (``None`` without first stage)."""
     fs = [t.stat for k, t in tests.items() if k.startswith("first_stage[")]
     return float(np.min(fs)) if fs else None
+
+
+def weak_iv_lines(
+    weak: WeakIVStats | None,
+    f_min: float | None,
+    param_names: Sequence[str],
+    theta: FloatArray,
+    cov: FloatArray,
+    facts: list[tuple[str, str]],
+    notes: list[str],
+) -> None:
+    """First-stage warning and the Anderson-Rubin set next to the Wald interval."""
+    if weak is None or f_min is None:
+        return
+    if f_min < WEAK_F:
+        msg = (
+            f"Weak instruments: the private first-stage partial F is {f_min:.2f} < "
+            f"{WEAK_F:g}; Wald intervals may under-cover. Use results.ar_conf_int() "
+            "(Anderson-Rubin, robust to weak instruments)."
+        )
+        notes.append(msg)
+        warnings.warn(msg, WeakInstrumentWarning, stacklevel=4)
+    if len(weak.endog) != 1:
+        return
+    name = weak.endog[0]
+    j = list(param_names).index(name)
+    se = float(np.sqrt(cov[j, j]))
+    ar = weak.conf_set(0.95, center=float(theta[j]), scale=se)
+    wald = f"[{theta[j] - 1.959964 * se:.4g}, {theta[j] + 1.959964 * se:.4g}]"
+    facts.append((f"AR 95% set {name}:", str(ar)))
+    notes.append(f"95% intervals for {name!r}: Wald {wald}; Anderson-Rubin {ar} ({ar.kind}).")
+
+
+def se_note(o: FitOptions) -> str:
+    """The SE type, stated in every summary."""
+    if o.cov_type == "nonrobust":
+        return (
+            "Covariance: classical non-robust (inverse information / sigma^2 Szz); valid at "
+            "alpha = 1 only."
+        )
+    what = (
+        "cluster-robust GMM sandwich"
+        if o.codes is not None
+        else "heteroskedasticity-robust GMM sandwich (HC0 at alpha = 1; the default)"
+    )
+    return (
+        f"Covariance: {what} with private D and Phi (Kormos and van der Vaart 2026, Prop. 2); "
+        "cov_type='nonrobust' gives the classical one for the formula routes."
+    )

@@ -215,14 +215,15 @@ class WeakIVStats:
         return np.einsum("gi,gi->g", coef, np.linalg.solve(V, coef[:, :, None])[:, :, 0])
 
     def conf_set(
-        self, level: float = 0.95, *, center: float = 0.0, scale: float = 1.0
+        self, level: float = 0.95, *, center: float | None = None, scale: float | None = None
     ) -> ConfidenceSet:
         r"""Anderson-Rubin confidence set of the (single) endogenous coefficient.
 
         The real line is scanned through :math:`\beta_0 = c + s\tan t`,
         :math:`t \in (-\pi/2, \pi/2)` on a fine grid, and every crossing of the critical
         value is refined by Brent's method. ``center`` and ``scale`` (e.g. the Wald
-        estimate and its standard error) only place the grid.
+        estimate and its standard error; default the just-identified estimate and its
+        magnitude) only place the grid.
 
         Raises
         ------
@@ -236,6 +237,12 @@ class WeakIVStats:
                 "for joint hypotheses."
             )
         crit = float(chi2.ppf(level, self.q))
+        if center is None:  # the just-identified IV estimate of the first excluded instrument
+            e0 = self.excl[0]
+            ratio = self.pi0[e0] / self.Pi[e0, 0] if self.Pi[e0, 0] != 0 else 0.0
+            center = float(ratio) if np.isfinite(ratio) else 0.0
+        if scale is None:
+            scale = max(abs(center), 1.0)
         scale = float(scale) if np.isfinite(scale) and scale > 0 else 1.0
         t = np.linspace(-np.pi / 2, np.pi / 2, _GRID)[1:-1]
         inside = self._ar_curve(center + scale * np.tan(t)) <= crit

@@ -48,8 +48,8 @@ from privinfer.exceptions import (
     ClusterError,
     DataMismatchError,
     NonRobustCovarianceWarning,
+    NotAvailableError,
     SingularDesignError,
-    WeakInstrumentWarning,
 )
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit, check_inputs
@@ -57,11 +57,23 @@ from privinfer.models._gmm_design import build_linear_design, parse_linear_formu
 from privinfer.models._gmm_generic import build_generic_engine, check_start
 from privinfer.models._gmm_linear import LinearEngine
 from privinfer.models._gmm_logit import LogitEngine
-from privinfer.models._gmm_results import PrivateGMMResults, first_stage_min
-from privinfer.models._weakiv import WEAK_F
+from privinfer.models._gmm_results import (
+    PrivateGMMResults,
+    first_stage_min,
+    se_note,
+    weak_iv_lines,
+)
+from privinfer.models._weakiv import ConfidenceSet, WeakIVStats
 from privinfer.results import Diagnostics, ResultsRecord
 
-__all__ = ["CovType", "PrivateGMM", "PrivateGMMResults", "Weighting"]
+__all__ = [
+    "ConfidenceSet",
+    "CovType",
+    "PrivateGMM",
+    "PrivateGMMResults",
+    "WeakIVStats",
+    "Weighting",
+]
 
 Weighting = Literal["one-step", "two-step", "iterated"]
 CovType = Literal["robust", "clustered", "nonrobust"]
@@ -485,6 +497,67 @@ class PrivateGMM:
         rng = check_random_state(random_state)
         return self._results(self._engine.fit(opts, rng), opts)
 
+    def anderson_rubin(
+        self,
+        *,
+        cov_type: Literal["robust", "clustered"] = "robust",
+        clusters: Any = None,
+        small_g: bool = False,
+        random_state: RandomStateLike = None,
+    ) -> WeakIVStats:
+        r"""Private Anderson-Rubin inference without the Wald estimate (IV models).
+
+        The AR test and its confidence set need only the private second moments, not the
+        IV estimate, which may not exist when the private first stage is (nearly) zero:
+        this works when :meth:`fit` raises :class:`~privinfer.exceptions.SingularDesignError`.
+        With the same ``random_state`` it equals ``fit(...).weak_iv``.
+
+        Parameters
+        ----------
+        cov_type : {"robust", "clustered"}, default="robust"
+        clusters : array-like of shape (n,) or (n, 2), optional
+        small_g : bool, default=False
+        random_state : int, SeedSequence, Generator or None, default=None
+            Seeds the reference (Sobol) sample.
+
+        Returns
+        -------
+        WeakIVStats
+            ``ar_test(beta0)``, ``conf_set(level)``, ``first_stage()``.
+
+        Raises
+        ------
+        NotAvailableError
+            Not an IV model.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, privinfer as pi
+        >>> rng = np.random.default_rng(0)
+        >>> z = rng.uniform(0, 1, 2000); u = rng.normal(size=2000)
+        >>> x = 0.05 * z + u + rng.normal(size=2000)  # a nearly irrelevant instrument
+        >>> raw = pd.DataFrame({"z": z, "x": x, "y": 1 + x + u})
+        >>> mech = pi.AlphaIdentity(0.5, {"z": pi.reference.Uniform(0, 1)})
+        >>> model = pi.PrivateGMM.iv("y ~ 1 + [x ~ z]", mech.privatize(raw, random_state=1),
+        ...                          mechanism=mech)
+        >>> model.anderson_rubin(random_state=0).conf_set(0.95).bounded
+        False
+        """
+        if self.kind != "iv":
+            raise NotAvailableError(
+                f"{_OWNER}.anderson_rubin is defined for PrivateGMM.iv models; this is a "
+                f"{self.kind!r} model."
+            )
+        if cov_type not in ("robust", "clustered"):
+            raise ValueError(
+                f"The 'cov_type' parameter of {_OWNER}.anderson_rubin must be 'robust' or "
+                f"'clustered'. Got {cov_type!r} instead."
+            )
+        opts = self._options("one-step", cov_type, clusters, small_g, False, None, None, 1, 0.5)
+        engine = self._engine
+        assert isinstance(engine, LinearEngine)
+        return engine.weak_iv(opts, check_random_state(random_state))
+
     def _options(
         self,
         weighting: str,
@@ -585,8 +658,8 @@ class PrivateGMM:
             facts.append(("Weighting steps:", str(fit.n_steps)))
         if fit.rsquared is not None:
             facts.append(("Private R-squared:", f"{fit.rsquared:.4f}"))
-        self._weak_iv_lines(fit, f_min, theta, cov, facts, notes)
-        notes.append(_se_note(o))
+        weak_iv_lines(fit.weak_iv, f_min, self.param_names, theta, cov, facts, notes)
+        notes.append(se_note(o))
         infl = fit.influence - fit.influence.mean(axis=0) if o.center else fit.influence
         diag = Diagnostics(
             gram_repairs=tuple(fit.repairs),
@@ -618,58 +691,9 @@ class PrivateGMM:
             weak_iv=fit.weak_iv,
         )
 
-    def _weak_iv_lines(
-        self,
-        fit: GMMFit,
-        f_min: float | None,
-        theta: FloatArray,
-        cov: FloatArray,
-        facts: list[tuple[str, str]],
-        notes: list[str],
-    ) -> None:
-        """First-stage warning and the Anderson-Rubin set next to the Wald interval."""
-        weak = fit.weak_iv
-        if weak is None or f_min is None:
-            return
-        if f_min < WEAK_F:
-            msg = (
-                f"Weak instruments: the private first-stage partial F is {f_min:.2f} < "
-                f"{WEAK_F:g}; Wald intervals may under-cover. Use results.ar_conf_int() "
-                "(Anderson-Rubin, robust to weak instruments)."
-            )
-            notes.append(msg)
-            warnings.warn(msg, WeakInstrumentWarning, stacklevel=4)
-        if len(weak.endog) != 1:
-            return
-        name = weak.endog[0]
-        j = self.param_names.index(name)
-        se = float(np.sqrt(cov[j, j]))
-        ar = weak.conf_set(0.95, center=float(theta[j]), scale=se)
-        wald = f"[{theta[j] - 1.959964 * se:.4g}, {theta[j] + 1.959964 * se:.4g}]"
-        facts.append((f"AR 95% set {name}:", str(ar)))
-        notes.append(f"95% intervals for {name!r}: Wald {wald}; Anderson-Rubin {ar} ({ar.kind}).")
-
     def __repr__(self) -> str:
         what = self.formula if self.formula is not None else f"{self.k_moms} user moments"
         return f"PrivateGMM({self.kind}: {what}, alpha={self.mechanism.alpha:g})"
-
-
-def _se_note(o: FitOptions) -> str:
-    """The SE type, stated in every summary."""
-    if o.cov_type == "nonrobust":
-        return (
-            "Covariance: classical non-robust (inverse information / sigma^2 Szz); valid at "
-            "alpha = 1 only."
-        )
-    what = (
-        "cluster-robust GMM sandwich"
-        if o.codes is not None
-        else "heteroskedasticity-robust GMM sandwich (HC0 at alpha = 1; the default)"
-    )
-    return (
-        f"Covariance: {what} with private D and Phi (Kormos and van der Vaart 2026, Prop. 2); "
-        "cov_type='nonrobust' gives the classical one for the formula routes."
-    )
 
 
 def _guarantees(mechanism: AlphaIdentity) -> Any:

@@ -334,3 +334,19 @@ def test_ar_set_unbounded_for_a_weak_private_first_stage():
     assert not cs.bounded and cs.kind in ("unbounded", "disjoint")
     text = str(res.summary())
     assert "AR 95% set x:" in text and "Weak instruments" in text and "Wald" in text
+
+
+def test_anderson_rubin_without_the_estimate_equals_the_fit():
+    df = _clustered_iv(1500, 30, 12)
+    mech = pi.AlphaIdentity(0.6, {"z": U01})
+    released = mech.privatize(df, random_state=5)
+    model = pi.PrivateGMM.iv("y ~ w + [x ~ z]", released, mechanism=mech)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", WeakInstrumentWarning)
+        res = model.fit(cov_type="clustered", clusters=released["g"], random_state=3)
+    alone = model.anderson_rubin(cov_type="clustered", clusters=released["g"], random_state=3)
+    for b in (0.0, 0.5, 1.5):
+        assert alone.ar_test(b).stat == pytest.approx(res.ar_test(b).stat, rel=1e-12)
+    assert str(alone.conf_set(0.9)) == str(res.ar_conf_int(0.1))
+    with pytest.raises(NotAvailableError, match="iv"):
+        pi.PrivateGMM.ols("y ~ x", released, mechanism=mech).anderson_rubin()
