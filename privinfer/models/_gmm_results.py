@@ -96,10 +96,33 @@ class PrivateGMMResults(PrivateResults):
         )
 
     def bootstrap(self, *args: Any, **kwargs: Any) -> PrivateGMMResults:
-        """Multiplier bootstrap; see :meth:`PrivateResults.bootstrap`."""
-        return self._like(super().bootstrap(*args, **kwargs)._record)
+        r"""Multiplier bootstrap of the t statistics; see :meth:`PrivateResults.bootstrap`.
 
-    bootstrap.__doc__ = PrivateResults.bootstrap.__doc__
+        Same arguments. The fit records its public clusters, so with
+        ``cov_type="clustered"`` one multiplier is drawn per cluster and the draws
+        :math:`t^*` have unit variance under the clustered covariance.
+
+        Returns
+        -------
+        PrivateGMMResults
+            A copy carrying the draws.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, privinfer as pi
+        >>> rng = np.random.default_rng(0)
+        >>> g = rng.integers(0, 40, 2000)
+        >>> raw = pd.DataFrame({"x": rng.uniform(0, 1, 2000), "g": g})
+        >>> raw["y"] = raw["x"] + rng.normal(size=40)[g] + rng.normal(size=2000)
+        >>> mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Uniform(0, 1)})
+        >>> released = mech.privatize(raw, random_state=1)
+        >>> res = pi.PrivateGMM.ols("y ~ x", released, mechanism=mech).fit(
+        ...     cov_type="clustered", clusters=released["g"], random_state=0)
+        >>> boot = res.bootstrap(n_boot=2000, random_state=1)
+        >>> bool(abs(boot.boot_t_stats["x"].std() - 1) < 0.1)
+        True
+        """
+        return self._like(super().bootstrap(*args, **kwargs)._record)
 
     # -- fit quality -----------------------------------------------------------------------
     @property

@@ -56,7 +56,7 @@ from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit, check_in
 from privinfer.models._gmm_design import build_linear_design, parse_linear_formula
 from privinfer.models._gmm_generic import build_generic_engine, check_start
 from privinfer.models._gmm_linear import LinearEngine
-from privinfer.models._gmm_logit import LogitEngine
+from privinfer.models._gmm_logit import LogitEngine, MarginalEffects
 from privinfer.models._gmm_results import (
     PrivateGMMResults,
     first_stage_min,
@@ -69,6 +69,7 @@ from privinfer.results import Diagnostics, ResultsRecord
 __all__ = [
     "ConfidenceSet",
     "CovType",
+    "MarginalEffects",
     "PrivateGMM",
     "PrivateGMMResults",
     "WeakIVStats",
