@@ -76,7 +76,9 @@ def run(design: str, alpha: float, reps: int, n: int, seed: int) -> dict[str, fl
     root = np.random.SeedSequence([seed, round(alpha * 100), len(design)])
     for r, child in enumerate(root.spawn(reps)):
         rng = np.random.default_rng(child)
-        released = mech.privatize(draw(rng, n), random_state=rng)
+        raw = draw(rng, n)
+        public = [c for c in raw.columns if c not in priv]
+        released = mech.privatize(raw, public=public, random_state=rng)
         model = pi.PrivateGMM.iv(formula, released, mechanism=mech)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pi.exceptions.PrivinferWarning)

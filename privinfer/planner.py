@@ -261,7 +261,9 @@ def plan(
                 if resample and n_plan != n_pilot
                 else pilot
             )
-            released = mech.privatize(sample, random_state=rng)
+            released = mech.privatize(  # a simulated release, not a publication
+                sample, publish_undeclared=True, allow_derived=True, random_state=rng
+            )
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PrivinferWarning)
                 res = PrivateATE(

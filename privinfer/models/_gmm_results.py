@@ -57,7 +57,7 @@ class PrivateGMMResults(PrivateResults):
     >>> raw = pd.DataFrame({"x": rng.uniform(0, 1, 2000), "w": rng.normal(size=2000)})
     >>> raw["y"] = 1 + 2 * raw["x"] - raw["w"] + rng.normal(size=2000)
     >>> mech = pi.AlphaIdentity(0.6, {"x": pi.reference.Uniform(0, 1)})
-    >>> released = mech.privatize(raw, random_state=2)
+    >>> released = mech.privatize(raw, public=["w", "y"], random_state=2)
     >>> res = pi.PrivateGMM.ols("y ~ x + w", released, mechanism=mech).fit(random_state=0)
     >>> bool(0.3 < res.rsquared < 0.8), res.fittedvalues.shape
     (True, (2000,))
@@ -115,7 +115,7 @@ class PrivateGMMResults(PrivateResults):
         >>> raw = pd.DataFrame({"x": rng.uniform(0, 1, 2000), "g": g})
         >>> raw["y"] = raw["x"] + rng.normal(size=40)[g] + rng.normal(size=2000)
         >>> mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Uniform(0, 1)})
-        >>> released = mech.privatize(raw, random_state=1)
+        >>> released = mech.privatize(raw, public=["y", "g"], random_state=1)
         >>> res = pi.PrivateGMM.ols("y ~ x", released, mechanism=mech).fit(
         ...     cov_type="clustered", clusters=released["g"], random_state=0)
         >>> boot = res.bootstrap(n_boot=2000, random_state=1)

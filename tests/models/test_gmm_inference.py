@@ -27,6 +27,12 @@ from linearmodels.iv import IV2SLS  # noqa: E402
 U01 = pi.reference.Uniform(0, 1)
 
 
+def _release(mech: pi.AlphaIdentity, df: pd.DataFrame, **kwargs) -> pd.DataFrame:
+    """Release every column (the undeclared ones as public), rows shuffled."""
+    public = [c for c in df.columns if c not in mech.private_columns]
+    return mech.privatize(df, public=public, **kwargs)
+
+
 def _identity(col: str = "educ", low: float = 0, high: float = 20) -> pi.AlphaIdentity:
     return pi.AlphaIdentity(1.0, {col: pi.reference.Uniform(low, high)})
 
@@ -60,7 +66,7 @@ def test_clustered_bootstrap_t_draws_have_unit_sd(route):
     """The issue's reproduction: 50 clusters; t* had sd 0.25 when draws were per row."""
     df = _clustered_iv(3000, 50, 0)
     mech = pi.AlphaIdentity(0.7, {"z": U01})
-    released = mech.privatize(df, random_state=1)
+    released = _release(mech, df, random_state=1)
     model = (
         pi.PrivateGMM.ols("y ~ x + w + z", released, mechanism=mech)
         if route == "ols"
@@ -154,7 +160,7 @@ def test_linear_nonrobust_equals_linearmodels_unadjusted(route):
 def test_nonrobust_warns_below_one_and_is_refused_for_user_moments():
     df = _clustered_iv(500, 10, 5)
     mech = pi.AlphaIdentity(0.6, {"z": U01})
-    released = mech.privatize(df, random_state=0)
+    released = _release(mech, df, random_state=0)
     with pytest.warns(NonRobustCovarianceWarning, match="privacy noise"):
         pi.PrivateGMM.ols("y ~ x + z", released, mechanism=mech).fit(
             cov_type="nonrobust", random_state=0
@@ -214,13 +220,9 @@ def test_private_rsquared_tracks_the_true_one():
     df = pd.DataFrame({"x": x, "w": w, "y": 1 + 2 * x - w + rng.normal(size=n)})
     true = pi.PrivateGMM.ols("y ~ x + w", df, mechanism=_identity("x", 0, 1)).fit().rsquared
     mech = pi.AlphaIdentity(0.5, {"x": U01})
-    res = pi.PrivateGMM.ols("y ~ x + w", mech.privatize(df, random_state=1), mechanism=mech).fit(
-        random_state=0
-    )
-    naive = sm.OLS(
-        mech.privatize(df, random_state=1)["y"],
-        sm.add_constant(mech.privatize(df, random_state=1)[["x", "w"]]),
-    ).fit()
+    released = _release(mech, df, random_state=1)
+    res = pi.PrivateGMM.ols("y ~ x + w", released, mechanism=mech).fit(random_state=0)
+    naive = sm.OLS(released["y"], sm.add_constant(released[["x", "w"]])).fit()
     assert abs(res.rsquared - true) < 0.01
     assert abs(naive.rsquared - true) > 2 * abs(res.rsquared - true)
 
@@ -263,7 +265,7 @@ def test_private_margeff_unbiased_below_one():
     d = (rng.uniform(size=n) < 1 / (1 + np.exp(-(0.2 + 1.5 * x - 0.5 * w)))).astype(float)
     df = pd.DataFrame({"x": x, "w": w, "d": d})
     mech = pi.AlphaIdentity(0.6, {"x": pi.reference.Uniform(-1, 1)})
-    res = pi.PrivateGMM.logit("d ~ x + w", mech.privatize(df, random_state=3), mechanism=mech)
+    res = pi.PrivateGMM.logit("d ~ x + w", _release(mech, df, random_state=3), mechanism=mech)
     me = res.fit(random_state=0).get_margeff()
     raw = sm.Logit(df["d"], sm.add_constant(df[["x", "w"]])).fit(disp=0).get_margeff()
     z = (me.effects - raw.margeff) / me.margeff_se.to_numpy()
@@ -308,7 +310,7 @@ def test_ar_test_equals_private_ols_oracle_below_one():
     """alpha < 1: the AR blocks agree with a private OLS of y - beta0 x on the instruments."""
     df = _clustered_iv(3000, 30, 6)
     mech = pi.AlphaIdentity(0.6, {"z": U01, "w": pi.reference.Uniform(-5, 5)})
-    released = mech.privatize(df.assign(w=df["w"].clip(-5, 5)), random_state=2)
+    released = _release(mech, df.assign(w=df["w"].clip(-5, 5)), random_state=2)
     res = pi.PrivateGMM.iv("y ~ w + [x ~ z]", released, mechanism=mech).fit(
         cov_type="clustered", clusters=released["g"], random_state=7
     )
@@ -324,7 +326,7 @@ def test_ar_test_equals_private_ols_oracle_below_one():
 def test_ar_set_unbounded_for_a_weak_private_first_stage():
     df = _clustered_iv(2000, 2000, 9, pi_strength=0.05)
     mech = pi.AlphaIdentity(0.4, {"z": U01})
-    released = mech.privatize(df, random_state=4)
+    released = _release(mech, df, random_state=4)
     model = pi.PrivateGMM.iv("y ~ w + [x ~ z]", released, mechanism=mech)
     with pytest.warns(WeakInstrumentWarning, match="first-stage partial F"):
         res = model.fit(random_state=0)
@@ -339,7 +341,7 @@ def test_ar_set_unbounded_for_a_weak_private_first_stage():
 def test_anderson_rubin_without_the_estimate_equals_the_fit():
     df = _clustered_iv(1500, 30, 12)
     mech = pi.AlphaIdentity(0.6, {"z": U01})
-    released = mech.privatize(df, random_state=5)
+    released = _release(mech, df, random_state=5)
     model = pi.PrivateGMM.iv("y ~ w + [x ~ z]", released, mechanism=mech)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", WeakInstrumentWarning)
