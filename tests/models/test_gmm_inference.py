@@ -352,3 +352,18 @@ def test_anderson_rubin_without_the_estimate_equals_the_fit():
     assert str(alone.conf_set(0.9)) == str(res.ar_conf_int(0.1))
     with pytest.raises(NotAvailableError, match="iv"):
         pi.PrivateGMM.ols("y ~ x", released, mechanism=mech).anderson_rubin()
+
+
+def test_confidence_set_intervals_from_crossings():
+    from privinfer.models._weakiv import ConfidenceSet, _intervals
+
+    assert _intervals(False, [1.0, 2.0]) == ((1.0, 2.0),)
+    assert _intervals(True, [-1.0, 2.0]) == ((-np.inf, -1.0), (2.0, np.inf))
+    assert _intervals(True, []) == ((-np.inf, np.inf),)
+    assert _intervals(False, []) == ()
+    cs = ConfidenceSet("x", 0.95, _intervals(True, [-1.0, 2.0]))
+    assert cs.kind == "disjoint" and not cs.bounded
+    assert cs.contains(-5.0) and cs.contains(3.0) and not cs.contains(0.0)
+    assert str(cs) == "(-inf, -1] U [2, inf)"
+    assert ConfidenceSet("x", 0.95, ()).kind == "empty"
+    assert ConfidenceSet("x", 0.95, ((-np.inf, np.inf),)).kind == "unbounded"
