@@ -22,6 +22,22 @@ SingularDesignError) the Wald test counts as a rejection and the AR test comes f
 ``PrivateGMM.anderson_rubin``; the share of such replications is reported.
 
 Run: python benchmarks/mc_weak_iv.py [--quick] [--reps R] [--n N] [--seed S]
+
+Results (3000 replications, n = 2000, seed 2026; size MC s.e. 0.004)::
+
+             design  alpha  mean F  median F  Wald size  AR size  AR unbounded
+          private-z    1.0   18.10     17.01     0.0647   0.0517        0.0123
+          private-z    0.6    7.11      6.13     0.0807   0.0560        0.3067
+          private-z    0.4    3.71      2.67     0.0993   0.0567        0.6223
+    private-control    1.0   18.86     17.97     0.0610   0.0500        0.0120
+    private-control    0.6    4.73      3.76     0.0057   0.0467        0.5097
+    private-control    0.4    2.45      1.58     0.0090   0.0500        0.7683
+
+The AR test keeps its size (4.7% to 5.7%) at every alpha. The Wald test over-rejects with
+a weak private instrument (up to 10%) and, with a weak first stage caused by a private
+control, its heavy-tailed standard errors make it reject far too rarely (under 1%) while
+its intervals are meaningless; 0.1% of the private-control replications at alpha = 0.6
+have no Wald estimate at all.
 """
 
 from __future__ import annotations
