@@ -10,7 +10,8 @@ specific to GMM fits:
   :math:`R^2` are unbiased through :math:`Q_X^{-1}`; the rows themselves are not.
 * ``rsquared`` (linear models), from the deconvolved second moments;
 * ``ar_test`` and ``ar_conf_int`` (IV): the weak-instrument-robust private
-  Anderson-Rubin test and its confidence set by test inversion;
+  Anderson-Rubin test and its confidence set by test inversion; ``clr_test``, the robust
+  conditional likelihood-ratio test (one endogenous regressor);
 * ``get_margeff`` (logit): average marginal effects with delta-method standard errors.
 
 Predictions need the released design, which the results hold by reference while the
@@ -244,6 +245,24 @@ class PrivateGMMResults(PrivateResults):
         TestResult
         """
         return self.weak_iv.ar_test(value)
+
+    def clr_test(self, value: float = 0.0) -> TestResult:
+        r"""Robust conditional likelihood-ratio test of the endogenous coefficient (IV).
+
+        Kleibergen's (2005) heteroskedasticity-robust version of Moreira's (2003) CLR test
+        on the private moments (:meth:`WeakIVStats.clr_test`): the K test under strong
+        instruments, size-correct under weak ones; the AR test with one instrument.
+
+        Parameters
+        ----------
+        value : float, default=0
+            Hypothesised value of the (single) endogenous coefficient.
+
+        Returns
+        -------
+        TestResult
+        """
+        return self.weak_iv.clr_test(value)
 
     def ar_conf_int(self, alpha: float = 0.05) -> ConfidenceSet:
         r"""Anderson-Rubin confidence set of the endogenous coefficient, by test inversion.

@@ -367,3 +367,49 @@ def test_confidence_set_intervals_from_crossings():
     assert str(cs) == "(-inf, -1] U [2, inf)"
     assert ConfidenceSet("x", 0.95, ()).kind == "empty"
     assert ConfidenceSet("x", 0.95, ((-np.inf, np.inf),)).kind == "unbounded"
+
+
+def test_clr_pvalue_matches_simulation():
+    from privinfer.models._weakiv import clr_pvalue
+
+    rng = np.random.default_rng(0)
+    for q in (2, 4):
+        K, J = rng.chisquare(1, 200_000), rng.chisquare(q - 1, 200_000)
+        for rk in (0.0, 3.0, 40.0):
+            lr = 0.5 * (K + J - rk + np.sqrt((K + J + rk) ** 2 - 4 * J * rk))
+            for c in (2.0, 5.0):
+                sim = (lr > c).mean()
+                assert abs(clr_pvalue(c, rk, q) - sim) < 4 * np.sqrt(sim * (1 - sim) / K.size)
+    assert clr_pvalue(3.841458820694124, 7.0, 1) == pytest.approx(0.05)
+
+
+def test_clr_equals_numpy_oracle_at_alpha_one():
+    """Kleibergen's robust CLR from plain numpy OLS influence values (mroz, two instruments)."""
+    df = _mroz()
+    res = pi.PrivateGMM.iv(
+        "lwage ~ exper + expersq + [educ ~ fatheduc + motheduc]", df, mechanism=_identity()
+    ).fit(weighting="one-step")
+    Z = np.column_stack([np.ones(len(df)), df[["exper", "expersq", "fatheduc", "motheduc"]]])
+    x, y = df["educ"].to_numpy(), df["lwage"].to_numpy()
+    Zi = np.linalg.inv(Z.T @ Z / len(df))
+    ex = [3, 4]
+    for beta0 in (0.0, 0.1):
+        yt = y - beta0 * x
+        a, b = np.linalg.lstsq(Z, yt, rcond=None)[0], np.linalg.lstsq(Z, x, rcond=None)[0]
+        ia = (Z * (yt - Z @ a)[:, None]) @ Zi  # influence of the coefficients
+        ib = (Z * (x - Z @ b)[:, None]) @ Zi
+        n = len(df)
+        Ogg = (ia[:, ex].T @ ia[:, ex]) / n**2
+        Ogb = (ia[:, ex].T @ ib[:, ex]) / n**2
+        Obb = (ib[:, ex].T @ ib[:, ex]) / n**2
+        g, d = a[ex], b[ex]
+        Oi = np.linalg.inv(Ogg)
+        Dt = d - Ogb.T @ Oi @ g
+        ar = g @ Oi @ g
+        k = (g @ Oi @ Dt) ** 2 / (Dt @ Oi @ Dt)
+        rk = Dt @ np.linalg.solve(Obb - Ogb.T @ Oi @ Ogb, Dt)
+        clr = 0.5 * (ar - rk + np.sqrt((ar + rk) ** 2 - 4 * (ar - k) * rk))
+        t = res.clr_test(beta0)
+        assert t.stat == pytest.approx(clr, rel=1e-7, abs=1e-10)
+        assert f"rank stat {rk:.3g}" in t.distribution
+        assert res.ar_test(beta0).stat == pytest.approx(ar, rel=1e-8)
