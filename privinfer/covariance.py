@@ -59,7 +59,8 @@ __all__ = [
 
 
 def _factorize(labels: Any, what: str, owner: str) -> IntArray:
-    codes, uniques = pd.factorize(pd.Series(np.asarray(labels)), use_na_sentinel=True)
+    series = labels if isinstance(labels, pd.Series) else pd.Series(np.asarray(labels))
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
     if np.any(codes < 0):
         raise ClusterError(f"{owner}: {what} holds {int(np.sum(codes < 0))} missing label(s).")
     if uniques.size < 2:

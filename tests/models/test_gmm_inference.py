@@ -413,3 +413,25 @@ def test_clr_equals_numpy_oracle_at_alpha_one():
         assert t.stat == pytest.approx(clr, rel=1e-7, abs=1e-10)
         assert f"rank stat {rk:.3g}" in t.distribution
         assert res.ar_test(beta0).stat == pytest.approx(ar, rel=1e-8)
+
+
+def test_cluster_codes_from_frame_semantics():
+    from privinfer.covariance import cluster_codes_from_frame
+
+    df = pd.DataFrame(
+        {"g": pd.Categorical(["b", "a", "b", "c"]), "h": [2.0, 2.0, 1.0, 1.0], "x": 0.0}
+    )
+    names, codes = cluster_codes_from_frame(df, ["g", "h"], ["x"], "t")
+    assert names == ("g", "h") and codes.tolist() == [[0, 0], [1, 0], [0, 1], [2, 1]]
+    assert cluster_codes_from_frame(df, None, ["x"], "t") == ((), None)
+    for bad, msg in (
+        (["g", "h", "g"], "one or two"),
+        ("nope", "not in the data"),
+        ("x", "covered by the mechanism"),
+    ):
+        with pytest.raises(pi.exceptions.ClusterError, match=msg):
+            cluster_codes_from_frame(df, bad, ["x"], "t")
+    with pytest.raises(pi.exceptions.ClusterError, match="missing label"):
+        cluster_codes_from_frame(df.assign(h=[1.0, np.nan, 1.0, 2.0]), "h", ["x"], "t")
+    with pytest.raises(pi.exceptions.ClusterError, match="column 'h' has 1"):
+        cluster_codes_from_frame(df.assign(h=1.0), "h", ["x"], "t")
