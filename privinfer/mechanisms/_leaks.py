@@ -14,7 +14,9 @@ public columns and each private column ``x``:
   about :math:`2 \times 10^{-9}`) is flagged. This finds exact functions (every group
   constant) and partial ones (``unem74 == 1`` forces ``re74 == 0``);
 * **monotone transforms**: :math:`|\rho_S| \ge 0.99` (Spearman) between one public
-  column and ``x`` (``lre74 = log(re74)``, ``sqrt(agesq)``);
+  column and ``x`` (``lre74 = log(re74)``, ``sqrt(agesq)``), and public columns that are
+  step functions of ``x`` (each public value on one interval of ``x``, such as
+  ``nodegree = educ < 12``) where chance alone would make that order unlikely;
 * **polynomial reconstruction**: an adjusted :math:`R^2 \ge 0.99` when ``x`` is regressed
   on a cubic in one public column, a quadratic in a pair, or a linear function of all
   numeric public columns (the smallest such set is named, by forward selection).
@@ -34,6 +36,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
+from scipy.special import gammaln
 
 __all__ = ["Leak", "find_leaks", "format_leaks"]
 
@@ -119,8 +122,11 @@ def find_leaks(
             continue  # a constant private column: nothing to reveal
         # -- functional dependence on one public column, then on pairs
         singles = [c for c in public if pub_codes[c][1] < n]
+        order = _private_order(x)
         for c in public:
             rel = _functional(pub_codes[c], xcode)
+            if rel is None and order is not None:
+                rel = _step_function(pub_codes[c], order, numeric.get(c))
             if rel:
                 found[(c,)] = rel
         informative = [c for c in singles if (c,) not in found][:MAX_PAIR_COLUMNS]
@@ -250,6 +256,60 @@ def _max_share(g: np.ndarray, n_groups: int, xc: np.ndarray, n_x: int) -> np.nda
     top = np.zeros(n_groups)
     np.maximum.at(top, cells // n_x, counts)
     return top / np.maximum(np.bincount(g, minlength=n_groups), 1)
+
+
+def _private_order(x: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """Row order by a numeric private column, and where its tied runs start."""
+    values = _numeric(x) if not isinstance(x.dtype, pd.CategoricalDtype) else None
+    if values is None or not np.all(np.isfinite(values)):
+        return None
+    order = np.argsort(values, kind="stable")
+    sorted_x = values[order]
+    starts = np.flatnonzero(np.r_[True, sorted_x[1:] != sorted_x[:-1]])
+    return order, starts
+
+
+def _step_function(
+    key: tuple[np.ndarray, int],
+    private: tuple[np.ndarray, np.ndarray],
+    values: np.ndarray | None,
+) -> str | None:
+    r"""A public column that is a monotone (step) function of the private one.
+
+    Along the rows sorted by the private value, the public column must be constant
+    within ties of the private value and take each of its ``K`` values on one interval,
+    in increasing or decreasing order when it is numeric. Under independence such an
+    order has probability :math:`2 \prod_k n_k! / n!` (numeric) or
+    :math:`K! \prod_k n_k! / n!` (labels); the column is flagged when that is below
+    :math:`e^{-20}`. A column with all-distinct values is never flagged here (its only
+    possible relation is a monotone transform, which the rank check sees).
+    """
+    g, n_groups = key
+    order, starts = private
+    if n_groups < 2:
+        return None
+    seq = g[order]
+    run_id = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, seq.size]))
+    if np.any(seq != seq[starts][run_id]):
+        return None  # not a function of the private value
+    if np.count_nonzero(seq[1:] != seq[:-1]) != n_groups - 1:
+        return None  # some public value on two or more intervals
+    counts = np.bincount(g, minlength=n_groups).astype(float)
+    log_orders = float(gammaln(counts.sum() + 1) - gammaln(counts + 1).sum())
+    if values is not None and np.all(np.isfinite(values)):
+        along = values[order][starts]
+        steps = np.diff(along)
+        if not (np.all(steps >= 0) or np.all(steps <= 0)):
+            return None
+        log_chance = log_orders - math.log(2.0)
+    else:
+        log_chance = log_orders - float(gammaln(n_groups + 1))
+    if log_chance < SURPRISE_NATS:
+        return None
+    return (
+        f"step function of the private value ({n_groups} public values, each on one "
+        "interval of the private value: it shows which interval a record is in)"
+    )
 
 
 def _constant_surprise(p: np.ndarray, sizes: np.ndarray) -> np.ndarray:

@@ -360,9 +360,10 @@ class AlphaIdentity:
         value far more often than chance allows, :math:`|\rho_S| \ge 0.99` with one
         public column, or an adjusted :math:`R^2 \ge 0.99` when the private column is
         regressed on a cubic in one public column, a quadratic in two or a linear
-        function of all numeric public columns. They cannot see every relation (a
-        threshold such as "no degree" for education below 12 years is partial
-        information they let through), so declare public columns with care.
+        function of all numeric public columns; exact step functions (``nodegree = educ
+        < 12``) count as monotone. They cannot see every relation (a public ``age``
+        next to private ``exper`` and ``educ`` reveals their sum; a noisy threshold
+        reveals part of a value), so declare public columns with care.
 
         Examples
         --------

@@ -25,10 +25,10 @@ def test_jtrain2_derived_columns_are_refused_and_not_released_by_default():
     with pytest.raises(ex.DerivedColumnError) as err:
         mech.privatize(raw, publish_undeclared=True, random_state=0)
     msg = str(err.value)
-    for col in ("agesq", "lre74", "lre75", "unem74", "unem75"):
+    for col in ("agesq", "lre74", "lre75", "unem74", "unem75", "nodegree"):
         assert repr(col) in msg
     # the default publishes the declared columns only
-    public = ["re78", "train", "black", "hisp", "married", "nodegree"]
+    public = ["re78", "train", "black", "hisp", "married"]
     with pytest.warns(ex.UndeclaredColumnWarning, match="agesq"):
         released = mech.privatize(raw, public=public, random_state=0)
     assert set(released.columns) == {*ref, *public}
@@ -139,3 +139,14 @@ def test_alpha_one_releases_with_derived_columns():
     mech = pi.AlphaIdentity(1.0, {"x": pi.reference.Uniform(0, 1)})
     released = mech.privatize(df, public=["xsq"], random_state=0)
     assert released.attrs[RELEASE_KEY]["leak_check"] == "skipped (alpha = 1)"
+
+
+def test_a_threshold_of_a_private_value_is_found():
+    rng = np.random.default_rng(3)
+    educ = rng.integers(3, 17, 445)
+    df = pd.DataFrame({"educ": educ, "nodegree": (educ < 12).astype(int),
+                       "band": pd.cut(educ, [0, 8, 12, 20]).astype(str),
+                       "black": rng.integers(0, 2, 445)})
+    leaks = find_leaks(df, ["educ"], ["nodegree", "band", "black"])
+    assert _pairs(leaks) == {(("nodegree",), "educ"), (("band",), "educ")}
+    assert all("step function" in leak.relation for leak in leaks)
