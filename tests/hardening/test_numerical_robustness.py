@@ -88,7 +88,7 @@ def test_gmm_singular_private_gram_names_columns():
 
 
 def test_chunked_large_n_path_matches_single_chunk(monkeypatch):
-    import privinfer.models._treatment as engine
+    import privinfer._chunking as engine
 
     raw = _raw(20_000, seed=6)
     mech = _mech(0.6)
@@ -97,7 +97,7 @@ def test_chunked_large_n_path_matches_single_chunk(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ex.PrivinferWarning)
         one = model.fit(random_state=8)
-        monkeypatch.setattr(engine, "_CHUNK_CELLS", 5_000)  # many small chunks
+        monkeypatch.setattr(engine, "CHUNK_CELLS", 5_000)  # many small chunks
         many = model.fit(random_state=8)
     assert many.params["ATE"] == pytest.approx(one.params["ATE"], rel=1e-10)
     assert many.bse["ATE"] == pytest.approx(one.bse["ATE"], rel=1e-10)
