@@ -58,7 +58,7 @@ def _frame(n=2000, seed=0):
 
 
 def test_monotone_transform_is_found():
-    rng, x, df = _frame()
+    _rng, x, df = _frame()
     df["logx"] = np.log(x + 0.01)
     assert _pairs(find_leaks(df, ["x"], ["logx", "noise"])) == {(("logx",), "x")}
 
@@ -117,7 +117,7 @@ def test_independent_and_identifier_columns_are_not_flagged(n):
 
 # ------------------------------------------------------------------- privatize wiring
 def test_override_is_explicit_and_recorded():
-    rng, x, df = _frame(500)
+    _rng, x, df = _frame(500)
     df["xsq"] = x**2
     mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
     with pytest.raises(ex.DerivedColumnError, match=r"allow_derived=\['xsq'\]"):
@@ -134,7 +134,7 @@ def test_override_is_explicit_and_recorded():
 
 def test_alpha_one_releases_with_derived_columns():
     """At alpha = 1 nothing is private, so the checks do not block the data."""
-    rng, x, df = _frame(300)
+    _rng, x, df = _frame(300)
     df["xsq"] = x**2
     mech = pi.AlphaIdentity(1.0, {"x": pi.reference.Uniform(0, 1)})
     released = mech.privatize(df, public=["xsq"], random_state=0)

@@ -33,7 +33,7 @@ def _holder(n=1500, alpha=0.6, seed=0):
 
 
 def test_release_round_trips_through_a_file(tmp_path):
-    raw, mech, released = _holder()
+    _raw, mech, released = _holder()
     path = tmp_path / "release.parquet"
     fingerprint = pi.write_release(released, path)
     back = pi.read_release(path)
@@ -45,7 +45,7 @@ def test_release_round_trips_through_a_file(tmp_path):
 
 
 def test_models_take_the_mechanism_from_the_release_file(tmp_path):
-    raw, mech, released = _holder(n=3000)
+    _raw, mech, released = _holder(n=3000)
     path = tmp_path / "release.parquet"
     pi.write_release(released, path)
     with warnings.catch_warnings():
@@ -104,7 +104,7 @@ def test_csv_round_trip_loses_the_metadata_and_warns(tmp_path):
 
 
 def test_a_release_refuses_another_mechanism_and_a_second_privatisation():
-    raw, mech, released = _holder(500)
+    _raw, mech, released = _holder(500)
     other = pi.AlphaIdentity(0.9, mech.reference)
     with pytest.raises(ex.MechanismMismatchError, match="were released by"):
         pi.PrivateGMM.ols("y ~ x", released, mechanism=other)
