@@ -286,7 +286,7 @@ def _step_function(
     """
     g, n_groups = key
     order, starts = private
-    if n_groups < 2:
+    if n_groups < 2 or n_groups == g.size:
         return None
     seq = g[order]
     run_id = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, seq.size]))
