@@ -217,8 +217,10 @@ def _functional(
     g, n_groups = key
     xc, n_x = xcode
     n = g.size
+    if n_groups == n or n_x == n:
+        return None  # no group of 2+ rows, or no private value shared by two rows
     sizes = np.bincount(g, minlength=n_groups)
-    pairs = np.unique(g * n_x + xc)
+    pairs = _sorted_unique(g * n_x + xc)
     distinct = np.bincount(pairs // n_x, minlength=n_groups)
     constant = (distinct == 1) & (sizes >= 2)
     if not constant.any():
@@ -250,9 +252,17 @@ def _functional(
     )
 
 
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """Distinct values by sorting (faster than hashing for large integer arrays)."""
+    v = np.sort(values)
+    return v[np.r_[True, v[1:] != v[:-1]]]
+
+
 def _max_share(g: np.ndarray, n_groups: int, xc: np.ndarray, n_x: int) -> np.ndarray:
     """Largest share of one private value within each group."""
-    cells, counts = np.unique(g * n_x + xc, return_counts=True)
+    comb = np.sort(g * n_x + xc)
+    starts = np.flatnonzero(np.r_[True, comb[1:] != comb[:-1]])
+    cells, counts = comb[starts], np.diff(np.r_[starts, comb.size])
     top = np.zeros(n_groups)
     np.maximum.at(top, cells // n_x, counts)
     return top / np.maximum(np.bincount(g, minlength=n_groups), 1)

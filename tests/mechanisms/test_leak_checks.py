@@ -128,8 +128,10 @@ def test_override_is_explicit_and_recorded():
     assert desc["allow_derived"] == ["xsq"]
     assert desc["overridden_leaks"][0]["public"] == ["xsq"]
     assert desc["overridden_leaks"][0]["private"] == "x"
+    assert desc["leak_check"] == "passed, with overrides"
     everything = mech.privatize(df, public=["noise", "xsq"], allow_derived=True, random_state=0)
     assert everything.attrs[RELEASE_KEY]["allow_derived"] == ["noise", "xsq"]
+    assert everything.attrs[RELEASE_KEY]["leak_check"] == "skipped (allow_derived=True)"
 
 
 def test_alpha_one_releases_with_derived_columns():
