@@ -215,7 +215,16 @@ def read_release(path: str | os.PathLike[str]) -> pd.DataFrame:
 
     Examples
     --------
-    See :func:`write_release`.
+    >>> import os, tempfile
+    >>> import numpy as np, pandas as pd, privinfer as pi
+    >>> rng = np.random.default_rng(0)
+    >>> raw = pd.DataFrame({"x": rng.uniform(0, 1, 100), "y": rng.normal(size=100)})
+    >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
+    >>> path = os.path.join(tempfile.mkdtemp(), "release.parquet")
+    >>> _ = pi.write_release(mech.privatize(raw, public=["y"], random_state=1), path)
+    >>> data = pi.read_release(path)
+    >>> data.attrs["privinfer_release"]["public"], len(data)
+    (['y'], 100)
     """
     owner = "read_release"
     _, pq = _pyarrow(owner)
