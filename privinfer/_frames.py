@@ -43,7 +43,8 @@ def as_pandas(data: Any, owner: str) -> pd.DataFrame:
     """The data as a pandas DataFrame, converting other DataFrame libraries once.
 
     Use it at every entry point that takes a frame; O(n p) for a conversion, free for
-    pandas input.
+    pandas input. Release metadata (the pandas ``attrs`` that ``read_release`` restores)
+    does not survive other libraries: pass the mechanism explicitly.
 
     Parameters
     ----------
