@@ -40,7 +40,7 @@ def one_cell(args: tuple) -> dict:
     target = truth(design, estimand)
     for _ in range(reps):
         raw = simulate(design, n, rng)
-        released = mech.privatize(raw, random_state=rng)
+        released = mech.privatize(raw, publish_undeclared=True, random_state=rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pi.exceptions.PrivinferWarning)
             res = (

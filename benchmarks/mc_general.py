@@ -54,7 +54,8 @@ def one_cell(args: tuple) -> dict:
     model = {"ATE": pi.PrivateATE, "ATT": pi.PrivateATT, "E[Y(1)]": pi.PrivatePOM}[functional]
     est, se = [], []
     for _ in range(reps):
-        released = mech.privatize(simulate(design, n, rng), random_state=rng)
+        released = mech.privatize(simulate(design, n, rng), publish_undeclared=True,
+                                  random_state=rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pi.exceptions.PrivinferWarning)
             res = model.from_formula(FORMULAS[design], released, mechanism=mech,

@@ -59,7 +59,7 @@ def run(design: str, alpha: float, reps: int, n: int, seed: int) -> dict[str, fl
     est, se, pj = np.empty(reps), np.empty(reps), np.full(reps, np.nan)
     for r, child in enumerate(np.random.SeedSequence([seed, int(alpha * 100)]).spawn(reps)):
         rng = np.random.default_rng(child)
-        released = mech.privatize(draw(rng, n), random_state=rng)
+        released = mech.privatize(draw(rng, n), publish_undeclared=True, random_state=rng)
         ctor = pi.PrivateGMM.ols if kind == "ols" else pi.PrivateGMM.iv
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pi.exceptions.IndefiniteGramWarning)

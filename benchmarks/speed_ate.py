@@ -35,7 +35,7 @@ def make_data(n: int, seed: int = 0) -> tuple[pd.DataFrame, pi.AlphaIdentity]:
     cols = [f"x{j}" for j in range(K)]
     raw = pd.DataFrame(X, columns=cols).assign(y=y, d=d)
     mech = pi.AlphaIdentity(0.5, {c: pi.reference.Uniform(-1, 1) for c in cols})
-    return mech.privatize(raw, random_state=seed + 1), mech
+    return mech.privatize(raw, public=["y", "d"], random_state=seed + 1), mech
 
 
 def fit_privinfer(data: pd.DataFrame, mech: pi.AlphaIdentity) -> tuple[float, float]:

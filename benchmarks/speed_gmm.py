@@ -37,7 +37,7 @@ def main() -> None:
     raw = pd.DataFrame(X, columns=names)
     raw["y"] = 1.0 + X @ beta + rng.normal(size=n)
     mech = pi.AlphaIdentity(args.alpha, {c: pi.reference.Uniform(0, 1) for c in names})
-    released = mech.privatize(raw, random_state=args.seed + 1)
+    released = mech.privatize(raw, public=["y"], random_state=args.seed + 1)
     formula = "y ~ " + " + ".join(names)
 
     t0, c0 = time.perf_counter(), time.process_time()

@@ -150,8 +150,9 @@ def _demo(args: argparse.Namespace) -> int:
         "educ": pi.reference.Categorical(["hs", "college", "grad"]),
     }
     mech = pi.AlphaIdentity(args.alpha, reference)
-    released = mech.privatize(raw, random_state=args.seed + 1)
-    kept = float((released["age"] == raw["age"]).mean())
+    released = mech.privatize(raw, public=["y", "d", "urban"], random_state=args.seed + 1)
+    # rows go out in a fresh order: a kept age is one of the raw ages (a replacement a.s. not)
+    kept = float(np.isin(released["age"].to_numpy(), raw["age"].to_numpy()).mean())
     print(f"privinfer {pi.__version__} demo: n = {args.n}, simulated job-training data")
     att = np.mean(1 + 0.5 * (raw.age[raw.d == 1] - 41.5) / 15)
     print(f"(population ATE = 1.0; sample ATT = {att:.3f})\n")

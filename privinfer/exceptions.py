@@ -8,11 +8,13 @@ same event is recorded in the ``diagnostics`` of the results object it concerns.
 from __future__ import annotations
 
 __all__ = [
+    "AlreadyReleasedError",
     "BasisSizeError",
     "BootstrapError",
     "ClusterError",
     "DataMismatchError",
     "DensityFloorWarning",
+    "DerivedColumnError",
     "EmptyLevelWarning",
     "FoldError",
     "IndefiniteGramWarning",
@@ -25,6 +27,7 @@ __all__ = [
     "NotInInteriorError",
     "OutOfSupportError",
     "OverlapWarning",
+    "PrivateDtypeError",
     "PrivinferDeprecationWarning",
     "PrivinferError",
     "PrivinferWarning",
@@ -33,7 +36,9 @@ __all__ = [
     "SingularDesignError",
     "TransportConvergenceError",
     "TransportConvergenceWarning",
+    "UndeclaredColumnWarning",
     "UnknownCategoryError",
+    "UnverifiedReleaseWarning",
     "WeightsError",
 ]
 
@@ -197,4 +202,48 @@ class WeightsError(PrivinferError, ValueError):
     """Sampling weights are unusable: negative, all zero, or not a public numeric column.
 
     Missing or infinite weights raise :class:`MissingValueError` instead.
+    """
+
+
+class DerivedColumnError(PrivinferError, ValueError):
+    """A published column determines, or nearly determines, a private column.
+
+    Raised by ``AlphaIdentity.privatize`` before anything is released when a public
+    column, or a small set of them, reconstructs a private column exactly (a function or
+    a monotone transform of it) or with R^2 >= 0.99 (a linear or low-degree polynomial
+    relation). The message names the columns and the relation; ``allow_derived=`` is the
+    explicit override, and it is recorded in the release's description.
+    """
+
+
+class AlreadyReleasedError(PrivinferError, ValueError):
+    """A frame that is already a privinfer release was passed to ``privatize`` again.
+
+    Privatising released data twice changes the mechanism the analyst must invert; the
+    release carries one mechanism, so the second pass is refused.
+    """
+
+
+class PrivateDtypeError(PrivinferError, TypeError):
+    """A private column has a dtype the mechanism cannot release without a leak.
+
+    Numeric private columns need a real numeric dtype (int, unsigned, float or bool);
+    object, string, complex or mixed columns would let kept values be told apart from
+    replacements by their type alone.
+    """
+
+
+class UndeclaredColumnWarning(PrivinferWarning):
+    """Columns that are neither private nor declared public were dropped from a release.
+
+    ``privatize`` publishes only the private columns and the columns named in
+    ``public=``; pass ``publish_undeclared=True`` to publish the others too.
+    """
+
+
+class UnverifiedReleaseWarning(PrivinferWarning):
+    """Data without privinfer release metadata were analysed with an explicit mechanism.
+
+    Nothing shows that the data went through that mechanism (raw or twice-privatised
+    data give confident wrong answers); read releases with ``read_release`` instead.
     """

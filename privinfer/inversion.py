@@ -37,8 +37,10 @@ from scipy.interpolate import CubicSpline
 from privinfer._typing import FloatArray, RandomStateLike
 from privinfer._validation import check_alpha, check_int
 from privinfer.exceptions import DataMismatchError, MissingValueError
+from privinfer.formula import cast_private_categoricals
 
 __all__ = [
+    "ReferenceDesign",
     "ReferenceMoments",
     "index_expectation",
     "invert",
@@ -48,6 +50,7 @@ __all__ = [
     "private_mean",
     "qbar_linear",
     "qbar_quadratic",
+    "reference_design",
     "weighted_cross",
 ]
 
@@ -223,6 +226,101 @@ class ReferenceMoments:
             [functional(m, o) for m, o in zip(self.mean_reps, self.outer_reps, strict=True)]
         )
         return float(vals.std(ddof=1) / np.sqrt(vals.size))
+
+
+@dataclass(frozen=True)
+class ReferenceDesign:
+    r"""A sample of the reference :math:`\bar Q` of the private columns, ready for moments.
+
+    Made by :func:`reference_design`, the one place that draws the reference sample of a
+    model (exact enumeration of a small finite support, else scrambled Sobol replicates).
+
+    Attributes
+    ----------
+    frame : DataFrame of shape (M, n_private)
+        Reference points; private categoricals carry the mechanism's public levels.
+    U : ndarray of shape (M, p) or None
+        The private covariate design of a covariate spec at the points (None without spec).
+    weights : ndarray of shape (M,)
+        Probability weights summing to one.
+    replicate : ndarray of shape (M,) or None
+        Sobol scramble of each point (None when exact).
+    exact : bool
+        Whether the sample is an exact enumeration.
+
+    Examples
+    --------
+    >>> import privinfer as pi
+    >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
+    >>> design = reference_design(mech, size=256, random_state=0)
+    >>> design.n_points, design.exact
+    (256, False)
+    >>> ref = design.moments(design.frame[["x"]].to_numpy())
+    >>> bool(abs(ref.mean[0] - 0.5) < 0.01)
+    True
+    """
+
+    frame: pd.DataFrame
+    U: FloatArray | None
+    weights: FloatArray
+    replicate: FloatArray | None
+    exact: bool
+
+    @property
+    def n_points(self) -> int:
+        """Number of reference points ``M``."""
+        return int(self.weights.shape[0])
+
+    def moments(self, features: FloatArray | None = None) -> ReferenceMoments:
+        """Reference moments of ``features`` at the points (default: the design ``U``)."""
+        feats = self.U if features is None else features
+        if feats is None:
+            raise DataMismatchError(
+                "ReferenceDesign.moments: no features given and no covariate design."
+            )
+        return ReferenceMoments.from_features(feats, self.weights, self.replicate)
+
+
+def reference_design(
+    mechanism: object,
+    spec: object | None = None,
+    size: int = 8192,
+    random_state: RandomStateLike = None,
+) -> ReferenceDesign:
+    r"""Draw the reference sample of a mechanism and evaluate a covariate design on it.
+
+    Parameters
+    ----------
+    mechanism : AlphaIdentity
+        Its reference :math:`\bar Q` is enumerated when finite and small, else sampled by
+        scrambled Sobol replicates (``ProductReference.draw_for_moments``).
+    spec : CovariateSpec, optional
+        A covariate spec whose ``private_design`` is evaluated at the points (``U``);
+        private categoricals are cast to the mechanism's public levels first, so the
+        design has the same columns as on the released data.
+    size : int, default=8192
+        Sample size for continuous references.
+    random_state : int, SeedSequence, Generator or None
+        Seeds the Sobol scrambles (numerical integration, not privacy noise).
+
+    Returns
+    -------
+    ReferenceDesign
+
+    Examples
+    --------
+    >>> import privinfer as pi
+    >>> mech = pi.AlphaIdentity(0.5, {"g": pi.reference.Categorical(["a", "b"])})
+    >>> design = reference_design(mech)
+    >>> design.exact, design.weights.tolist()
+    (True, [0.5, 0.5])
+    """
+    size = check_int(size, "size", "reference_design", 2)
+    draw = mechanism.reference.draw_for_moments(size, random_state=random_state)  # type: ignore[attr-defined]
+    frame = cast_private_categoricals(draw.frame, mechanism)  # type: ignore[arg-type]
+    U = None if spec is None else spec.private_design(frame)  # type: ignore[attr-defined]
+    weights = np.asarray(draw.weights, dtype=float)
+    return ReferenceDesign(frame, U, weights, draw.replicate, bool(draw.exact))
 
 
 def _phi(P: FloatArray, A: FloatArray | None) -> FloatArray:

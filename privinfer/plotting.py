@@ -447,7 +447,8 @@ def overlap_plot(
     >>> rng = np.random.default_rng(0)
     >>> raw = pd.DataFrame({"x": rng.uniform(0, 1, 2000), "d": rng.integers(0, 2, 2000)})
     >>> mech = pi.AlphaIdentity(0.6, {"x": pi.reference.Uniform(0, 1)})
-    >>> ax = overlap_plot(mech.privatize(raw, random_state=1), "d", "x", mechanism=mech,
+    >>> ax = overlap_plot(mech.privatize(raw, public=["d"], random_state=1), "d", "x",
+    ...                   mechanism=mech,
     ...                   bins=5, random_state=0)
     >>> ax.get_xlabel()
     'x'

@@ -88,7 +88,8 @@ class Diagnostics:
     >>> d = (rng.random(1000) < 1 / (1 + np.exp(-x))).astype(int)
     >>> raw = pd.DataFrame({"x": x, "d": d, "y": d + x + rng.normal(size=1000)})
     >>> mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Uniform(-1, 1)})
-    >>> res = pi.PrivateATE.from_formula("y ~ d | x", mech.privatize(raw, random_state=1),
+    >>> released = mech.privatize(raw, public=["d", "y"], random_state=1)
+    >>> res = pi.PrivateATE.from_formula("y ~ d | x", released,
     ...                                  mechanism=mech).fit(random_state=2)
     >>> diag = res.diagnostics
     >>> diag.gram_repairs, diag.n_clipped, diag.notes
@@ -143,7 +144,8 @@ class TestResult:
     >>> raw = pd.DataFrame({"z1": z[:, 0], "z2": z[:, 1], "x": x, "y": 1 + x + u})
     >>> mech = pi.AlphaIdentity(0.7, {"z1": pi.reference.Uniform(0, 1),
     ...                               "z2": pi.reference.Uniform(0, 1)})
-    >>> res = pi.PrivateGMM.iv("y ~ 1 + [x ~ z1 + z2]", mech.privatize(raw, random_state=3),
+    >>> released = mech.privatize(raw, public=["x", "y"], random_state=3)
+    >>> res = pi.PrivateGMM.iv("y ~ 1 + [x ~ z1 + z2]", released,
     ...                        mechanism=mech).fit(random_state=0)
     >>> j = res.j_test
     >>> j.valid, j.df, j.distribution, bool(j.pvalue > 0.05)  # valid instruments
@@ -982,7 +984,7 @@ class ComparisonResults:
     >>> d = (rng.random(1000) < 1 / (1 + np.exp(-x))).astype(int)
     >>> raw = pd.DataFrame({"x": x, "d": d, "y": d + x + rng.normal(size=1000)})
     >>> mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Uniform(-1, 1)})
-    >>> released = mech.privatize(raw, random_state=1)
+    >>> released = mech.privatize(raw, public=["d", "y"], random_state=1)
     >>> fits = {name: model.from_formula("y ~ d | x", released, mechanism=mech).fit(random_state=2)
     ...         for name, model in [("ATE model", pi.PrivateATE), ("ATT model", pi.PrivateATT)]}
     >>> table = pi.compare(fits)

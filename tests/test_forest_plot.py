@@ -30,7 +30,7 @@ def fits():
     d = (rng.random(n) < 1 / (1 + np.exp(-x))).astype(int)
     raw = pd.DataFrame({"x": x, "d": d, "y": d + x + rng.normal(size=n)})
     mech = pi.AlphaIdentity(0.8, {"x": pi.reference.Uniform(-1, 1)})
-    released = mech.privatize(raw, random_state=1)
+    released = mech.privatize(raw, public=["d", "y"], random_state=1)
     ate = pi.PrivateATE.from_formula("y ~ d | x", released, mechanism=mech).fit(random_state=2)
     att = pi.PrivateATT.from_formula("y ~ d | x", released, mechanism=mech).fit(random_state=2)
     return ate, att

@@ -36,7 +36,7 @@ def treatment_fits():
     fits, released = {}, None
     for alpha in (1.0, 0.6):
         mech = pi.AlphaIdentity(alpha, ref)
-        released = mech.privatize(raw, random_state=1)
+        released = mech.privatize(raw, public=["d", "y"], random_state=1)
         fits[alpha] = pi.PrivateATE.from_formula(
             "y ~ d | x + C(educ)", released, mechanism=mech
         ).fit(random_state=2)
@@ -109,9 +109,10 @@ def test_private_histogram_rejects_public_column():
     raw = pd.DataFrame({"x": [0.1, 0.2], "w": [1, 2]})
     mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
     with pytest.raises(DataMismatchError, match="not a private column"):
-        plotting.private_histogram(mech.privatize(raw, random_state=0), "w", mechanism=mech)
+        plotting.private_histogram(mech.privatize(raw, public=["w"], random_state=0), "w",
+                                   mechanism=mech)
     with pytest.raises(DataMismatchError, match="must be a public column"):
-        plotting.private_histogram(mech.privatize(raw, random_state=0), "x", by="x",
+        plotting.private_histogram(mech.privatize(raw, public=["w"], random_state=0), "x", by="x",
                                    mechanism=mech)
 
 

@@ -90,10 +90,16 @@ ref_exp = {
     "re75": pi.reference.Frozen(stats.expon(scale=1.5)),
 }
 formula_exp = "re78 ~ train | age + educ + re74 + re75 + black + hisp + married + nodegree"
+# Only the declared columns are published. jtrain2 also holds columns derived from the
+# private ones (agesq = age**2, lre74 = log(re74), unem74 = (re74 == 0), ...): released
+# verbatim they would reveal every private value, kept or replaced, so they stay with
+# the data holder (privatize drops undeclared columns, and refuses derived ones).
+public_exp = ["re78", "train", "black", "hisp", "married", "nodegree"]
+exp_release = exp[[*ref_exp, *public_exp]]
 fits = {}
 for alpha in ALPHAS:
     mech = pi.AlphaIdentity(alpha, ref_exp)
-    released = mech.privatize(exp, random_state=2026)
+    released = mech.privatize(exp_release, public=public_exp, random_state=2026)
     for model in (pi.PrivateATE, pi.PrivateATT):
         res = model.from_formula(formula_exp, released, mechanism=mech).fit(random_state=1)
         fits[("experimental", model.__name__[7:], alpha)] = res
@@ -110,7 +116,7 @@ print(fits[("experimental", "ATE", 0.6)].summary())
 ref_wide = {**ref_exp, "re74": pi.reference.Uniform(0, 40), "re75": pi.reference.Uniform(0, 26)}
 for alpha in (0.8, 0.4):
     mech = pi.AlphaIdentity(alpha, ref_wide)
-    released = mech.privatize(exp, random_state=2026)
+    released = mech.privatize(exp_release, public=public_exp, random_state=2026)
     wide = pi.PrivateATE.from_formula(formula_exp, released, mechanism=mech).fit(random_state=1)
     print(
         f"alpha = {alpha:g}: ATE {wide.params['ATE']:.3f} (SE {wide.bse['ATE']:.3f}) with the "
@@ -140,9 +146,11 @@ ref_obs = {
     "re75": pi.reference.Uniform(0, 26),
 }
 formula_obs = "re78 ~ treat | age + educ + re74 + re75 + black + hisp + marr + nodegree"
+public_obs = ["re78", "treat", "black", "hisp", "marr", "nodegree"]
+obs_release = obs[[*ref_obs, *public_obs]]  # the row identifier data_id stays private
 for alpha in ALPHAS:
     mech = pi.AlphaIdentity(alpha, ref_obs)
-    released = mech.privatize(obs, random_state=2027)
+    released = mech.privatize(obs_release, public=public_obs, random_state=2027)
     res = pi.PrivateATT.from_formula(formula_obs, released, mechanism=mech).fit(random_state=1)
     fits[("observational", "ATT", alpha)] = res
 

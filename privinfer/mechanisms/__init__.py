@@ -1,7 +1,7 @@
 """Local privacy mechanisms: the alpha-identity, its reference distributions, guarantees."""
 
 from privinfer.mechanisms import reference
-from privinfer.mechanisms.alpha_identity import ATTRS_KEY, AlphaIdentity
+from privinfer.mechanisms.alpha_identity import ATTRS_KEY, RELEASE_KEY, AlphaIdentity
 from privinfer.mechanisms.guarantees import (
     PrivacyGuarantees,
     alpha_identity_guarantees,
@@ -10,6 +10,7 @@ from privinfer.mechanisms.guarantees import (
 
 __all__ = [
     "ATTRS_KEY",
+    "RELEASE_KEY",
     "AlphaIdentity",
     "PrivacyGuarantees",
     "alpha_identity_guarantees",

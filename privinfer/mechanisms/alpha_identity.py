@@ -4,14 +4,16 @@ r"""The alpha-identity mechanism (seed 003, sec. 4.1).
 
 With probability ``alpha`` a record's private covariates are released unchanged,
 otherwise *all of them jointly* are replaced by one fresh draw from the public reference
-distribution :math:`\bar Q`. Public columns are never touched.
+distribution :math:`\bar Q`. Declared public columns are never touched; other columns are
+not published, and the rows go out in a fresh random order.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,14 +21,24 @@ import pandas as pd
 
 from privinfer._typing import RandomStateLike
 from privinfer._validation import check_alpha, check_no_nan, check_random_state
-from privinfer.exceptions import DataMismatchError, MechanismMismatchError, MissingValueError
+from privinfer.exceptions import (
+    AlreadyReleasedError,
+    DataMismatchError,
+    MechanismMismatchError,
+    MissingValueError,
+    UndeclaredColumnWarning,
+)
 from privinfer.mechanisms.guarantees import PrivacyGuarantees, alpha_identity_guarantees
 from privinfer.mechanisms.reference import ProductReference, as_reference
 
-__all__ = ["ATTRS_KEY", "AlphaIdentity", "secure_uniform"]
+__all__ = ["ATTRS_KEY", "RELEASE_KEY", "AlphaIdentity", "secure_permutation", "secure_uniform"]
 
 #: Key under which a released DataFrame carries the mechanism's description.
 ATTRS_KEY = "privinfer_mechanism"
+
+#: Key under which a released DataFrame carries the release's description (column roles,
+#: row order, overrides).
+RELEASE_KEY = "privinfer_release"
 
 
 class AlphaIdentity:
@@ -68,7 +80,7 @@ class AlphaIdentity:
     >>> import privinfer as pi
     >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
     >>> raw = pd.DataFrame({"x": np.linspace(0, 1, 5), "y": np.arange(5.0)})
-    >>> released = mech.privatize(raw, random_state=0)
+    >>> released = mech.privatize(raw, public=["y"], shuffle=False, random_state=0)
     >>> released["y"].equals(raw["y"])
     True
     """
@@ -148,7 +160,7 @@ class AlphaIdentity:
         return alpha_identity_guarantees(self.alpha, qbar, c)
 
     # -- holder side -------------------------------------------------------------------
-    def check_data(self, data: pd.DataFrame, owner: str) -> None:
+    def check_data(self, data: pd.DataFrame, owner: str, *, verify: bool = True) -> None:
         """Validate the private columns of ``data`` against the reference.
 
         Raises
@@ -183,44 +195,80 @@ class AlphaIdentity:
         self.reference.check_values(data, owner)
 
     def privatize(
-        self, data: pd.DataFrame, random_state: RandomStateLike = None, *, secure: bool = False
+        self,
+        data: pd.DataFrame,
+        *,
+        public: Sequence[str] | None = None,
+        publish_undeclared: bool = False,
+        shuffle: bool = True,
+        allow_derived: Sequence[str] | bool | None = None,
+        random_state: RandomStateLike = None,
+        secure: bool = False,
     ) -> pd.DataFrame:
         """Release ``data`` through the mechanism.
 
         Each row keeps its private columns with probability ``alpha``; otherwise all of
-        them are replaced jointly by one draw from the reference. The input is never
-        modified and nothing is written when validation fails.
+        them are replaced jointly by one draw from the reference. Only the private
+        columns and the columns declared in ``public`` are published; the rows go out
+        in a fresh random order with a fresh ``RangeIndex``. The input is never modified
+        and nothing is released when validation fails.
 
         Parameters
         ----------
         data : DataFrame
             Raw records; must contain every private column of the mechanism.
+        public : list of str, optional
+            Columns published unchanged next to the private ones (outcome, treatment,
+            public covariates). Every other column is dropped with an
+            :class:`~privinfer.exceptions.UndeclaredColumnWarning`.
+        publish_undeclared : bool, default=False
+            Publish every non-private column unchanged, declared or not (explicit
+            opt-in; the leak checks still run on all of them).
+        shuffle : bool, default=True
+            Release the rows in a fresh random order. ``False`` keeps the raw order
+            (which can reveal whatever the file was sorted by) and is written into the
+            release's description.
+        allow_derived : list of str or True, optional
+            Published columns exempted from the leak checks (``True``: all of them).
+            The override is written into the release's description.
         random_state : int, SeedSequence, Generator or None, default=None
             ``None`` draws fresh OS entropy (use this for real releases); an int makes
             the release reproducible, for research only.
         secure : bool, default=False
-            Draw every random number from the operating system's cryptographically
-            secure generator (``os.urandom``) instead of numpy's PCG64 stream: for real
-            releases, where the generator's state must never be recoverable. Needs
-            ``random_state=None``. See Notes.
+            Draw every random number (keep coins, replacements, row order) from the
+            operating system's cryptographically secure generator (``os.urandom``)
+            instead of numpy's PCG64 stream: for real releases, where the generator's
+            state must never be recoverable. Needs ``random_state=None``. See Notes.
 
         Returns
         -------
         DataFrame
-            A new frame with the same columns, index and dtypes; categorical private
-            columns carry the public levels. ``attrs["privinfer_mechanism"]`` holds
-            :meth:`to_dict`.
+            A new frame with the published columns (private and public) in their raw
+            order and dtypes, a fresh ``RangeIndex`` and, by default, shuffled rows;
+            categorical private columns carry the public levels.
+            ``attrs["privinfer_mechanism"]`` holds :meth:`to_dict` and
+            ``attrs["privinfer_release"]`` the release's description (column roles,
+            row order, overrides). The raw frame's ``attrs`` are never copied.
 
         Raises
         ------
+        AlreadyReleasedError
+            ``data`` already is a privinfer release.
         MechanismMismatchError
-            A private column is missing.
+            A private column is missing, or a declared public column is private.
+        DataMismatchError
+            A declared public column is not in the data.
         MissingValueError
             A private column holds NaN or infinite values.
         OutOfSupportError, UnknownCategoryError
             A private value lies outside the reference support.
         ValueError
             ``secure=True`` together with a ``random_state``.
+
+        Warns
+        -----
+        UndeclaredColumnWarning
+            Columns neither private nor declared public were dropped.
 
         Notes
         -----
@@ -229,11 +277,50 @@ class AlphaIdentity:
         leak nothing about it. With ``secure=True`` the coin compares a 53-bit uniform
         from ``os.urandom`` with alpha, so the keep probability is alpha rounded up to a
         multiple of :math:`2^{-53}`, and the release's TV level exceeds alpha by at most
-        :math:`2^{-53}`. (Continuous *additive* noise elsewhere in the package —
-        Laplace or Gaussian in :mod:`privinfer.transport` — has the usual floating-point
-        caveat; see the user guide's randomness page.)
+        :math:`2^{-53}`; the row order is the sort order of 128 random bits per row.
+        (Continuous *additive* noise elsewhere in the package — Laplace or Gaussian in
+        :mod:`privinfer.transport` — has the usual floating-point caveat; see the user
+        guide's randomness page.)
+
+        The guarantee covers the private columns only. A published column that is a
+        function of a private one (``agesq`` next to a private ``age``) would reveal it
+        in every row, kept or replaced; and a file sorted by a private value would
+        reveal it through the row order. Hence the declared columns and the shuffle.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> import privinfer as pi
+        >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
+        >>> raw = pd.DataFrame({"x": [0.1, 0.5, 0.9], "y": [1.0, 2.0, 3.0]})
+        >>> released = mech.privatize(raw, public=["y"], random_state=0)
+        >>> list(released.columns), sorted(released["y"])
+        (['x', 'y'], [1.0, 2.0, 3.0])
         """
-        self.check_data(data, "AlphaIdentity.privatize")
+        owner = "AlphaIdentity.privatize"
+        if isinstance(data, pd.DataFrame) and (
+            ATTRS_KEY in data.attrs or RELEASE_KEY in data.attrs
+        ):
+            raise AlreadyReleasedError(
+                f"{owner}: these data already are a privinfer release (they carry a mechanism "
+                "description). Privatising them again would release data of a different "
+                "mechanism than the one recorded; privatise the raw data once."
+            )
+        self.check_data(data, owner, verify=False)
+        for name, flag in (("publish_undeclared", publish_undeclared), ("shuffle", shuffle),
+                           ("secure", secure)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{owner}: {name} must be a bool; got {flag!r}.")
+        public_cols, dropped = self._published_columns(data, public, publish_undeclared, owner)
+        exempt = self._exempt_columns(allow_derived, public_cols, owner)
+        if dropped:
+            warnings.warn(
+                f"{owner}: {len(dropped)} column(s) neither private nor declared public were "
+                f"dropped from the release: {dropped!r}. Declare the ones to publish with "
+                "public=[...] (or publish_undeclared=True).",
+                UndeclaredColumnWarning,
+                stacklevel=2,
+            )
         n = len(data)
         if secure:
             if random_state is not None:
@@ -247,11 +334,15 @@ class AlphaIdentity:
                     int(replaced.sum()), len(self.reference.parts)
                 )
             )
+            order = secure_permutation(n) if shuffle else None
         else:
             rng = check_random_state(random_state)
             replaced = rng.random(n) >= self.alpha
             draws = self.reference.sample(int(replaced.sum()), random_state=rng)
-        out = data.copy()
+            order = rng.permutation(n) if shuffle else None
+        published = [c for c in data.columns if c in self.private_columns or c in public_cols]
+        out = data.loc[:, published].copy()
+        out.index = pd.RangeIndex(n)
         rows = np.flatnonzero(replaced)
         levels = self.reference.categorical_levels()
         for col in self.private_columns:
@@ -269,9 +360,96 @@ class AlphaIdentity:
                 if original_dtype.kind in "iu" and np.all(column == np.round(column)):
                     column = column.astype(original_dtype)
                 out[col] = column
-        out.attrs = dict(data.attrs)
-        out.attrs[ATTRS_KEY] = self.to_dict()
+        if order is not None:
+            out = out.take(order)
+            out.index = pd.RangeIndex(n)
+        out.attrs = {
+            ATTRS_KEY: self.to_dict(),
+            RELEASE_KEY: {
+                "private": list(self.private_columns),
+                "public": list(public_cols),
+                "dropped": list(dropped),
+                "publish_undeclared": publish_undeclared,
+                "shuffled": shuffle,
+                "allow_derived": exempt,
+                "secure": secure,
+                "n_rows": n,
+            },
+        }
         return out
+
+    def _published_columns(
+        self,
+        data: pd.DataFrame,
+        public: Sequence[str] | None,
+        publish_undeclared: bool,
+        owner: str,
+    ) -> tuple[list[str], list[str]]:
+        """Public columns to publish and undeclared columns to drop, in data order."""
+        if public is None:
+            declared: list[str] = []
+        elif isinstance(public, str) or not isinstance(public, Sequence | pd.Index):
+            raise TypeError(
+                f"{owner}: public must be a list of column names; got {public!r}."
+            )
+        else:
+            declared = list(public)
+        absent = [c for c in declared if c not in data.columns]
+        if absent:
+            raise DataMismatchError(
+                f"{owner}: declared public column(s) {absent!r} are not in the data "
+                f"(columns present: {list(data.columns)!r})."
+            )
+        clash = [c for c in declared if c in self.private_columns]
+        if clash:
+            raise MechanismMismatchError(
+                f"{owner}: column(s) {clash!r} are private (covered by the mechanism) and "
+                "cannot also be declared public."
+            )
+        others = [c for c in data.columns if c not in self.private_columns]
+        if publish_undeclared:
+            return others, []
+        return [c for c in others if c in declared], [str(c) for c in others
+                                                       if c not in declared]
+
+    @staticmethod
+    def _exempt_columns(
+        allow_derived: Sequence[str] | bool | None, public_cols: list[str], owner: str
+    ) -> list[str]:
+        """Published columns exempted from the leak checks."""
+        if allow_derived is None or allow_derived is False:
+            return []
+        if allow_derived is True:
+            return list(public_cols)
+        if isinstance(allow_derived, str) or not isinstance(allow_derived, Sequence):
+            raise TypeError(
+                f"{owner}: allow_derived must be None, True or a list of column names; got "
+                f"{allow_derived!r}."
+            )
+        unknown = [c for c in allow_derived if c not in public_cols]
+        if unknown:
+            raise DataMismatchError(
+                f"{owner}: allow_derived names column(s) {unknown!r} that are not published "
+                f"public columns ({public_cols!r})."
+            )
+        return list(allow_derived)
+
+
+def secure_permutation(n: int) -> np.ndarray:
+    """A uniformly random permutation of ``range(n)`` from ``os.urandom``.
+
+    The rows are sorted by 128 random bits each (two 64-bit keys), so ties, which a
+    stable sort would resolve by the raw order, have probability below
+    :math:`n^2 2^{-129}`.
+
+    Examples
+    --------
+    >>> sorted(secure_permutation(5).tolist())
+    [0, 1, 2, 3, 4]
+    """
+    n = int(n)
+    keys = np.frombuffer(os.urandom(16 * n), dtype=np.uint64).reshape(2, n)
+    return np.lexsort((keys[1], keys[0]))
 
 
 def secure_uniform(size: int) -> np.ndarray:

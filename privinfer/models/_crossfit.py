@@ -7,7 +7,13 @@ import numpy as np
 from privinfer._typing import IntArray
 from privinfer.exceptions import ClusterError, FoldError
 
-__all__ = ["draw_cluster_folds", "draw_folds", "median_aggregate"]
+__all__ = [
+    "draw_cluster_folds",
+    "draw_folds",
+    "draw_split",
+    "median_aggregate",
+    "training_folds",
+]
 
 
 def draw_folds(strata: IntArray, n_folds: int, rng: np.random.Generator) -> IntArray:
@@ -95,6 +101,36 @@ def draw_cluster_folds(
             "(clusters are kept whole). Use fewer folds or more clusters."
         )
     return folds
+
+
+def draw_split(
+    strata: IntArray, clusters: IntArray | None, n_folds: int, rng: np.random.Generator
+) -> IntArray:
+    """Folds stratified by ``strata``; whole clusters (first dimension) when clustered."""
+    if clusters is None:
+        return draw_folds(strata, n_folds, rng)
+    return draw_cluster_folds(strata, clusters, n_folds, rng)
+
+
+def training_folds(f: int, n_folds: int, split: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Training folds (boolean masks over folds) of the outcome and the Riesz fits for fold ``f``.
+
+    Without ``split`` both are every other fold. With ``split`` (double cross-fitting) the
+    outcome uses the ``n_folds // 2`` folds after ``f`` (cyclically) and the Riesz
+    representer the rest, so their estimation errors are independent.
+
+    Examples
+    --------
+    >>> mu, rho = training_folds(0, 5, True)
+    >>> mu.tolist(), rho.tolist()
+    ([False, True, True, False, False], [False, False, False, True, True])
+    """
+    offsets = (np.arange(n_folds) - f) % n_folds
+    if not split:
+        mask = offsets >= 1
+        return mask, mask
+    half = n_folds // 2
+    return (offsets >= 1) & (offsets <= half), offsets > half
 
 
 def median_aggregate(estimates: np.ndarray, ses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

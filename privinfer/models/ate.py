@@ -2,7 +2,11 @@ r"""PrivateATE and PrivatePOM: average treatment effects and potential-outcome m
 
 from __future__ import annotations
 
-from privinfer.models._treatment import TreatmentModel
+import numpy as np
+
+from privinfer._typing import FloatArray
+from privinfer.models._onestep import TreatmentModel
+from privinfer.models.scores import ate_contrast, mean_estimate
 
 __all__ = ["PrivateATE", "PrivatePOM"]
 
@@ -11,8 +15,9 @@ class PrivateATE(TreatmentModel):
     r"""Average treatment effect from data with private covariates.
 
     A cross-fitted one-step (double/debiased) estimator in which every nuisance and the
-    score are passed through :math:`Q_X^{-1}` (seed 003), so the estimate is unbiased
-    for the true-data ATE and the interval covers at its nominal level. Cost
+    score are passed through :math:`Q_X^{-1}` (Kormos and van der Vaart, 2026), so the
+    estimate is unbiased for the true-data ATE and the interval covers at its nominal
+    level. Cost
     O(n J^2 + M J^2) for a basis of J functions and M reference points.
 
     Parameters
@@ -33,10 +38,11 @@ class PrivateATE(TreatmentModel):
         (:func:`privinfer.nuisance.private_cv_series`).
     outcome_model : {"series", "kernel"}, default="series"
         Outcome regression: the polynomial series of ``degree``, or the private
-        Nadaraya–Watson fit (binned, Scott bandwidth on the private spread; seed 003
-        Example 11) whose reference terms come from evaluating the fit at the reference
-        points. ``"kernel"`` needs ``riesz="auto"``, continuous private covariates only and
-        no sampling weights; the Riesz representer stays the automatic series one.
+        Nadaraya–Watson fit (binned, Scott bandwidth on the private spread; Kormos and
+        van der Vaart, 2026, Example 11) whose reference terms come from evaluating the
+        fit at the reference points. ``"kernel"`` needs ``riesz="auto"``, continuous
+        private covariates only and no sampling weights; the Riesz representer stays the
+        automatic series one.
     kernel_bandwidth : float, "scott" or "cv", default="scott"
         Bandwidth of the kernel outcome route: a number (on the covariates' scale),
         Scott's rule on the private spread, or private cross-validation over multiples
@@ -96,7 +102,7 @@ class PrivateATE(TreatmentModel):
     :math:`r(d, x) = d/\pi(x) - (1-d)/(1-\pi(x))`, the score is
     :math:`s = \mu(1,x) - \mu(0,x) + r(d,x)(y - \mu(d,x))` and the estimate
     :math:`\hat\psi = \frac1n\sum_i (Q_X^{-1}\hat s)(V_i, Z_i)` with nuisances from the other
-    folds; SE is :math:`\mathrm{sd}(\varphi)/\sqrt n` (DESIGN.md §5). Multi-valued
+    folds; SE is :math:`\mathrm{sd}(\varphi)/\sqrt n`. Multi-valued
     treatments give one effect per level against ``reference_level``.
 
     Examples
@@ -108,14 +114,28 @@ class PrivateATE(TreatmentModel):
     >>> d = (rng.random(2000) < 1 / (1 + np.exp(-x))).astype(int)
     >>> raw = pd.DataFrame({"x": x, "d": d, "y": 1.0 * d + x + rng.normal(size=2000)})
     >>> mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Uniform(-1, 1)})
-    >>> res = pi.PrivateATE.from_formula("y ~ d | x", mech.privatize(raw, random_state=1),
+    >>> released = mech.privatize(raw, public=["d", "y"], random_state=1)
+    >>> res = pi.PrivateATE.from_formula("y ~ d | x", released,
     ...                                  mechanism=mech).fit(random_state=2)
     >>> bool(abs(res.params["ATE"] - 1.0) < 4 * res.bse["ATE"])
     True
     """
 
-    _estimand = "ate"
     _name = "PrivateATE"
+
+    def _param_names(self) -> list[str]:
+        lv = self.inputs.levels
+        if len(lv) == 2:
+            return ["ATE"]
+        return [f"ATE[{v} vs {lv[0]}]" for v in lv[1:]]
+
+    def _combine(
+        self, pom_phi: FloatArray, att_phi: FloatArray, wt: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        """Each level's mean minus the reference level's."""
+        contrast = ate_contrast(self.inputs.n_levels)
+        est, phi = mean_estimate(pom_phi, wt, contrast)
+        return est, phi, contrast
 
 
 class PrivatePOM(TreatmentModel):
@@ -138,5 +158,14 @@ class PrivatePOM(TreatmentModel):
     ['E[Y(0)]', 'E[Y(1)]']
     """
 
-    _estimand = "pom"
     _name = "PrivatePOM"
+
+    def _param_names(self) -> list[str]:
+        return [f"E[Y({v})]" for v in self.inputs.levels]
+
+    def _combine(
+        self, pom_phi: FloatArray, att_phi: FloatArray, wt: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        """The potential-outcome means themselves."""
+        est, phi = mean_estimate(pom_phi, wt, None)
+        return est, phi, np.eye(self.inputs.n_levels)

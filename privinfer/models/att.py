@@ -2,7 +2,14 @@ r"""PrivateATT: the average treatment effect on the treated."""
 
 from __future__ import annotations
 
-from privinfer.models._treatment import TreatmentModel
+from typing import Any
+
+import numpy as np
+
+from privinfer._typing import FloatArray
+from privinfer.inversion import ReferenceMoments
+from privinfer.models._onestep import TreatmentModel
+from privinfer.models.scores import ReferenceTerms, att_estimate
 
 __all__ = ["PrivateATT"]
 
@@ -11,8 +18,8 @@ class PrivateATT(TreatmentModel):
     r"""Average effect on the treated from data with private covariates.
 
     Only the control regression :math:`\mu_0` and the odds :math:`w = \pi/(1-\pi)` enter
-    (DESIGN.md §5). Options as :class:`PrivateATE`; the treatment must be binary (the
-    second level is "treated").
+    (Kormos and van der Vaart, 2026). Options as :class:`PrivateATE`; the treatment must
+    be binary (the second level is "treated").
 
     Notes
     -----
@@ -32,11 +39,38 @@ class PrivateATT(TreatmentModel):
     >>> d = (rng.random(3000) < 1 / (1 + np.exp(-x))).astype(int)
     >>> raw = pd.DataFrame({"x": x, "d": d, "y": d * (1 + x) + x + rng.normal(size=3000)})
     >>> mech = pi.AlphaIdentity(0.8, {"x": pi.reference.Uniform(-1, 1)})
-    >>> res = pi.PrivateATT.from_formula("y ~ d | x", mech.privatize(raw, random_state=1),
+    >>> released = mech.privatize(raw, public=["d", "y"], random_state=1)
+    >>> res = pi.PrivateATT.from_formula("y ~ d | x", released,
     ...                                  mechanism=mech).fit(random_state=2)
     >>> list(res.params.index)
     ['ATT']
     """
 
-    _estimand = "att"
     _name = "PrivateATT"
+    _binary_reason = "the ATT"
+    _odds = True
+
+    def _param_names(self) -> list[str]:
+        return ["ATT"]
+
+    def _combine(
+        self, pom_phi: FloatArray, att_phi: FloatArray, wt: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        """The ATT numerator score over the (weighted) share of treated rows."""
+        est, phi = att_estimate(att_phi, self.inputs.d, wt)
+        return est, phi, None
+
+    def _reference_errors(
+        self,
+        terms: tuple[ReferenceTerms, ...],
+        contrast: Any,
+        ref: ReferenceMoments,
+        scale: float,
+        names: list[str],
+    ) -> dict[str, float]:
+        """The odds score's reference error over the treated share :math:`p_1`."""
+        x = self.inputs
+        wt = np.ones(x.d.size) if x.w is None else x.w
+        p1 = float(np.mean(wt * (x.d == 1)))
+        odds_terms = terms[x.n_levels]
+        return {names[0]: ref.error(lambda mm, oo: -scale * odds_terms.value(mm, oo)) / p1}

@@ -1,7 +1,8 @@
 r"""PrivateFunctional: user-defined linear functionals of the regression function.
 
-Seed 003 proves rate double robustness for parameters :math:`\chi = E f(V, X, \mu)` with
-:math:`\mu(d, x) = E[Y \mid D=d, X=x]` and ``f`` linear in :math:`\mu`. This module makes
+Kormos and van der Vaart (2026) prove rate double robustness for parameters
+:math:`\chi = E f(V, X, \mu)` with :math:`\mu(d, x) = E[Y \mid D=d, X=x]` and ``f``
+linear in :math:`\mu`. This module makes
 the class usable for a discrete public treatment: the user writes ``f`` as a function of
 the public columns and the vector :math:`(\mu(k, x))_k`,
 
@@ -24,8 +25,8 @@ import pandas as pd
 
 from privinfer._typing import FloatArray
 from privinfer.exceptions import DataMismatchError, NonLinearFunctionalError
-from privinfer.mechanisms.alpha_identity import AlphaIdentity
-from privinfer.models._treatment import TreatmentModel
+from privinfer.models._onestep import TreatmentModel
+from privinfer.models.scores import functional_estimate
 
 __all__ = ["PrivateFunctional"]
 
@@ -83,7 +84,7 @@ class PrivateFunctional(TreatmentModel):
     >>> def policy(public, mu):
     ...     treat = (public["w"].to_numpy() > 0).astype(float)
     ...     return treat * mu[:, 1] + (1 - treat) * mu[:, 0]
-    >>> released = mech.privatize(raw, random_state=1)
+    >>> released = mech.privatize(raw, public=["y", "d", "w"], random_state=1)
     >>> res = pi.PrivateFunctional.from_formula("y ~ d | x + w", released, functional=policy,
     ...                                         name="policy value", mechanism=mech)
     >>> res = res.fit(random_state=2)
@@ -92,7 +93,6 @@ class PrivateFunctional(TreatmentModel):
     True
     """
 
-    _estimand = "functional"
     _name = "PrivateFunctional"
 
     def __init__(
@@ -114,32 +114,16 @@ class PrivateFunctional(TreatmentModel):
         public = data[[c for c in data.columns if c not in self.mechanism.private_columns]]
         self.c0, self.C = _affine_coefficients(functional, public, len(self.levels))
 
-    @classmethod
-    def from_formula(  # type: ignore[override]
-        cls,
-        formula: str,
-        data: pd.DataFrame,
-        *,
-        functional: Callable[[pd.DataFrame, FloatArray], Any],
-        name: str = "chi",
-        mechanism: AlphaIdentity | None = None,
-        **options: Any,
-    ) -> PrivateFunctional:
-        """Build from ``"y ~ d | covariates"``; ``functional`` and ``name`` as in the class."""
-        from privinfer.formula import parse_treatment_formula
+    def _param_names(self) -> list[str]:
+        return [self.functional_name]
 
-        parsed = parse_treatment_formula(formula, cls._name)
-        return cls(
-            data,
-            functional=functional,
-            name=name,
-            outcome=parsed.outcome,
-            treatment=parsed.treatment,
-            covariates=parsed.covariates,
-            mechanism=mechanism,
-            formula=formula,
-            **options,
-        )
+    def _combine(
+        self, pom_phi: FloatArray, att_phi: FloatArray, wt: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        r""":math:`c_0 + \sum_k` of the arm scores (each already weighted by :math:`c_k`)."""
+        assert self.c0 is not None  # internal invariant: set by __init__
+        est, phi = functional_estimate(pom_phi, self.c0, wt)
+        return est, phi, np.ones((self.inputs.n_levels, 1))
 
 
 def _affine_coefficients(

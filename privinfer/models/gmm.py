@@ -161,7 +161,7 @@ class PrivateGMM:
     >>> raw = pd.DataFrame({"x": rng.uniform(0, 1, 400)})
     >>> raw["y"] = 1 + 2 * raw["x"] + rng.normal(0, 0.5, 400)
     >>> mech = pi.AlphaIdentity(0.8, {"x": pi.reference.Uniform(0, 1)})
-    >>> released = mech.privatize(raw, random_state=1)
+    >>> released = mech.privatize(raw, public=["y"], random_state=1)
     >>> def ols_moments(b, f):
     ...     X = np.column_stack([np.ones(len(f)), f["x"]])
     ...     return X * (f["y"].to_numpy() - X @ b)[:, None]
@@ -266,7 +266,8 @@ class PrivateGMM:
         >>> raw = pd.DataFrame({"x": rng.uniform(0, 1, 2000), "w": rng.normal(size=2000)})
         >>> raw["y"] = 1 + 2 * raw["x"] - raw["w"] + rng.normal(size=2000)
         >>> mech = pi.AlphaIdentity(0.6, {"x": pi.reference.Uniform(0, 1)})
-        >>> res = pi.PrivateGMM.ols("y ~ x + w", mech.privatize(raw, random_state=2),
+        >>> released = mech.privatize(raw, public=["w", "y"], random_state=2)
+        >>> res = pi.PrivateGMM.ols("y ~ x + w", released,
         ...                         mechanism=mech).fit(random_state=0)
         >>> list(res.params.index)
         ['Intercept', 'x', 'w']
@@ -325,7 +326,8 @@ class PrivateGMM:
         >>> raw = pd.DataFrame({"z1": z[:, 0], "z2": z[:, 1], "x": x, "y": 1 + x + u})
         >>> mech = pi.AlphaIdentity(0.7, {"z1": pi.reference.Uniform(0, 1),
         ...                               "z2": pi.reference.Uniform(0, 1)})
-        >>> res = pi.PrivateGMM.iv("y ~ 1 + [x ~ z1 + z2]", mech.privatize(raw, random_state=3),
+        >>> released = mech.privatize(raw, public=["x", "y"], random_state=3)
+        >>> res = pi.PrivateGMM.iv("y ~ 1 + [x ~ z1 + z2]", released,
         ...                        mechanism=mech).fit(random_state=0)
         >>> res.j_test.df
         1
@@ -378,7 +380,8 @@ class PrivateGMM:
         >>> raw = pd.DataFrame({"x": rng.uniform(-1, 1, 3000)})
         >>> raw["d"] = (rng.uniform(size=3000) < 1 / (1 + np.exp(-2 * raw["x"]))).astype(float)
         >>> mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Uniform(-1, 1)})
-        >>> res = pi.PrivateGMM.logit("d ~ x", mech.privatize(raw, random_state=4),
+        >>> released = mech.privatize(raw, public=["d"], random_state=4)
+        >>> res = pi.PrivateGMM.logit("d ~ x", released,
         ...                           mechanism=mech).fit(random_state=0)
         >>> bool(abs(res.params["x"] - 2) < 4 * res.bse["x"])
         True

@@ -106,7 +106,8 @@ def test_fuzz_alpha_identity_privatize(alpha, comp, comp2, data, seed):
     mech, _ = call("AlphaIdentity()", construct)
     if mech is None:
         return
-    out, _ = call("AlphaIdentity.privatize", lambda: mech.privatize(data, random_state=seed))
+    out, _ = call("AlphaIdentity.privatize", lambda: mech.privatize(data, publish_undeclared=True,
+                                                                  random_state=seed))
     if out is not None:
         assert out.shape == data.shape
         assert list(out.columns) == list(data.columns)

@@ -28,13 +28,13 @@ def _raw(n, seed=0):
 
 def test_secure_privatize_keeps_alpha_fraction_and_cannot_be_seeded():
     raw = _raw(40_000)
-    released = _mech(0.3).privatize(raw, secure=True)
+    released = _mech(0.3).privatize(raw, public=["y", "d"], shuffle=False, secure=True)
     kept = int((released["x"] == raw["x"]).sum())
     assert stats.binomtest(kept, len(raw), 0.3).pvalue > 1e-4
     assert released["x"].between(-1, 1).all()
     assert list(released["g"].cat.categories) == ["a", "b", "c"]
     with pytest.raises(ValueError, match="cannot be seeded"):
-        _mech(0.3).privatize(raw, random_state=1, secure=True)
+        _mech(0.3).privatize(raw, public=["y", "d"], random_state=1, secure=True)
 
 
 def test_tiny_alpha_gives_finite_estimate_wide_interval_and_warnings_recorded():
@@ -43,7 +43,8 @@ def test_tiny_alpha_gives_finite_estimate_wide_interval_and_warnings_recorded():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = pi.PrivateATE.from_formula(
-            "y ~ d | x + C(g)", mech.privatize(raw, random_state=2), mechanism=mech
+            "y ~ d | x + C(g)", mech.privatize(raw, public=["y", "d"], random_state=2),
+            mechanism=mech,
         ).fit(random_state=3)
     assert np.isfinite(res.params["ATE"]) and np.isfinite(res.bse["ATE"])
     exact = pi.PrivateATE.from_formula("y ~ d | x + C(g)", raw, mechanism=_mech(1.0)).fit(
@@ -87,16 +88,16 @@ def test_gmm_singular_private_gram_names_columns():
 
 
 def test_chunked_large_n_path_matches_single_chunk(monkeypatch):
-    import privinfer.models._treatment as engine
+    import privinfer._chunking as engine
 
     raw = _raw(20_000, seed=6)
     mech = _mech(0.6)
-    released = mech.privatize(raw, random_state=7)
+    released = mech.privatize(raw, public=["y", "d"], random_state=7)
     model = pi.PrivateATE.from_formula("y ~ d | x + C(g)", released, mechanism=mech)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ex.PrivinferWarning)
         one = model.fit(random_state=8)
-        monkeypatch.setattr(engine, "_CHUNK_CELLS", 5_000)  # many small chunks
+        monkeypatch.setattr(engine, "CHUNK_CELLS", 5_000)  # many small chunks
         many = model.fit(random_state=8)
     assert many.params["ATE"] == pytest.approx(one.params["ATE"], rel=1e-10)
     assert many.bse["ATE"] == pytest.approx(one.bse["ATE"], rel=1e-10)

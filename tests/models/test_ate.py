@@ -41,7 +41,7 @@ def _discrete_data(n=1500, seed=0):
 def test_engine_matches_manual_one_step_with_loop_over_reference(split):
     """A plain re-implementation (public inversion helpers + an O(n M) loop) agrees."""
     raw, mech = _discrete_data(n=4000)
-    released = mech.privatize(raw, random_state=1)
+    released = mech.privatize(raw, public=["y", "d", "w"], random_state=1)
     model = pi.PrivateATE.from_formula(
         "y ~ d | C(g) + k + w", released, mechanism=mech, degree=1, split_nuisances=split
     )
@@ -114,7 +114,9 @@ def test_small_seeded_monte_carlo_covers_and_is_unbiased(design, estimand):
     target = truth(design, estimand, n_big=400_000)
     est, se = [], []
     for _ in range(40):
-        released = mech.privatize(simulate(design, 3000, rng), random_state=rng)
+        released = mech.privatize(
+            simulate(design, 3000, rng), publish_undeclared=True, random_state=rng
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pi.exceptions.PrivinferWarning)
             res = model.from_formula(FORMULAS[design], released, mechanism=mech).fit(
@@ -134,7 +136,7 @@ def test_privatisation_without_inversion_would_be_biased():
     rng = np.random.default_rng(7)
     raw = simulate("heterogeneous", 20_000, rng)
     mech = mechanism("heterogeneous", 0.4)
-    released = mech.privatize(raw, random_state=8)
+    released = mech.privatize(raw, public=["y", "d"], random_state=8)
     target = truth("heterogeneous", "ATE", n_big=400_000)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pi.exceptions.PrivinferWarning)
@@ -150,7 +152,7 @@ def test_privatisation_without_inversion_would_be_biased():
 
 def test_formula_and_array_constructors_agree_and_results_pickle_without_private_values():
     raw, mech = _discrete_data(800, seed=3)
-    released = mech.privatize(raw, random_state=2)
+    released = mech.privatize(raw, public=["y", "d", "w"], random_state=2)
     a = pi.PrivateATE.from_formula("y ~ d | C(g) + k + w", released, mechanism=mech).fit(
         random_state=0
     )
@@ -176,7 +178,7 @@ def test_potential_outcome_means_and_multivalued_treatment():
     y = np.vectorize(effect.get)(d) + x + rng.normal(size=n)
     raw = pd.DataFrame({"y": y, "d": d, "x": x})
     mech = pi.AlphaIdentity(0.8, {"x": pi.reference.Uniform(-1, 1)})
-    released = mech.privatize(raw, random_state=1)
+    released = mech.privatize(raw, public=["y", "d"], random_state=1)
     ate = pi.PrivateATE.from_formula(
         "y ~ d | x", released, mechanism=mech, reference_level="ctl"
     ).fit(random_state=2)
@@ -194,7 +196,9 @@ def test_potential_outcome_means_and_multivalued_treatment():
 def test_summary_has_privacy_block_and_conf_int_is_significance_level():
     raw, mech = _discrete_data(1000)
     res = pi.PrivateATT.from_formula(
-        "y ~ d | C(g) + k + w", mech.privatize(raw, random_state=1), mechanism=mech
+        "y ~ d | C(g) + k + w",
+        mech.privatize(raw, public=["y", "d", "w"], random_state=1),
+        mechanism=mech,
     ).fit(random_state=0)
     text = str(res.summary())
     assert "Keep prob. (alpha)" in text and "PrivateATT" in text and "LDP eps" in text
@@ -207,7 +211,7 @@ def test_summary_has_privacy_block_and_conf_int_is_significance_level():
 
 def test_repeated_splits_aggregate_by_median():
     raw, mech = _discrete_data(1200)
-    released = mech.privatize(raw, random_state=1)
+    released = mech.privatize(raw, public=["y", "d", "w"], random_state=1)
     res = pi.PrivateATE.from_formula("y ~ d | C(g) + k + w", released, mechanism=mech, n_rep=3).fit(
         random_state=0
     )
@@ -237,7 +241,7 @@ def test_indefinite_gram_is_repaired_warned_and_recorded():
         }
     )
     mech = pi.AlphaIdentity(0.15, {f"x{j}": pi.reference.Uniform(-1, 1) for j in (1, 2, 3)})
-    released = mech.privatize(raw, random_state=3)
+    released = mech.privatize(raw, public=["y", "d"], random_state=3)
     with pytest.warns(pi.exceptions.IndefiniteGramWarning, match="indefinite"):
         res = pi.PrivateATE.from_formula(
             "y ~ d | x1 + x2 + x3", released, mechanism=mech, degree=2
@@ -274,7 +278,9 @@ def test_kernel_outcome_route_small_seeded_monte_carlo():
     target = truth("nonlinear", "ATE", n_big=400_000)
     est, se = [], []
     for _ in range(30):
-        released = mech.privatize(simulate("nonlinear", 3000, rng), random_state=rng)
+        released = mech.privatize(
+            simulate("nonlinear", 3000, rng), public=["y", "d"], random_state=rng
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pi.exceptions.PrivinferWarning)
             res = pi.PrivateATE.from_formula(

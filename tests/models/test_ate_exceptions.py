@@ -175,7 +175,7 @@ def test_kernel_bandwidth_validation_and_cv_option():
         pi.PrivateATE.from_formula(
             "y ~ d | x", data, mechanism=mech, outcome_model="kernel", kernel_bandwidth="silverman"
         )
-    released = mech.privatize(data, random_state=2)
+    released = mech.privatize(data, public=["y", "d"], random_state=2)
     res = pi.PrivateATE.from_formula(
         "y ~ d | x", released, mechanism=mech, outcome_model="kernel", kernel_bandwidth="cv"
     ).fit(random_state=3)

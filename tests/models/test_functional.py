@@ -20,7 +20,9 @@ def _ate_functional(public, mu):
 def test_functional_reproduces_ate_and_pom_exactly():
     rng = np.random.default_rng(0)
     mech = mechanism("heterogeneous", 0.7)
-    released = mech.privatize(simulate("heterogeneous", 4000, rng), random_state=1)
+    released = mech.privatize(
+        simulate("heterogeneous", 4000, rng), public=["y", "d"], random_state=1
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ex.PrivinferWarning)
         ate = pi.PrivateATE.from_formula(FORMULAS["heterogeneous"], released, mechanism=mech).fit(
@@ -62,7 +64,9 @@ def test_public_policy_value_is_unbiased_small_seeded_monte_carlo():
     target = float(np.mean(0.5 * (mu0 + 1 + x1 + 0.5 * x2**2) + 0.5 * mu0))
     est, se = [], []
     for _ in range(30):
-        released = mech.privatize(simulate("heterogeneous", 3000, rng), random_state=rng)
+        released = mech.privatize(
+            simulate("heterogeneous", 3000, rng), public=["y", "d"], random_state=rng
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ex.PrivinferWarning)
             res = pi.PrivateFunctional.from_formula(

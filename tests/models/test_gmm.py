@@ -173,7 +173,7 @@ def test_generic_engine_equals_separable_engine_below_one():
     """The O(T M) fallback and the separable OLS engine agree on the same reference draw."""
     df = _mroz()[["lwage", "educ", "exper"]]
     mech = pi.AlphaIdentity(0.6, {"educ": pi.reference.Uniform(0, 20)})
-    released = mech.privatize(df, random_state=1)
+    released = mech.privatize(df, public=["lwage", "exper"], random_state=1)
 
     def moments(b, f):
         X = np.column_stack([np.ones(len(f)), f["educ"], f["exper"]])
@@ -232,7 +232,9 @@ def test_results_surface_and_pickle():
         0.7, {"educ": pi.reference.Uniform(0, 20), "motheduc": pi.reference.Uniform(0, 20)}
     )
     released = mech.privatize(
-        df[["lwage", "educ", "exper", "expersq", "fatheduc", "motheduc"]], random_state=0
+        df[["lwage", "educ", "exper", "expersq", "fatheduc", "motheduc"]],
+        public=["lwage", "exper", "expersq", "fatheduc"],
+        random_state=0,
     )
     res = pi.PrivateGMM.iv(
         "lwage ~ exper + expersq + [educ ~ fatheduc + motheduc]", released, mechanism=mech

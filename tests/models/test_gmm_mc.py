@@ -31,7 +31,7 @@ def test_private_regressor_ols_unbiased_with_coverage(seed):
     est, se = np.empty(reps), np.empty(reps)
     for r, child in enumerate(root.spawn(reps)):
         rng = np.random.default_rng(child)
-        released = mech.privatize(_ols_draw(rng, n), random_state=rng)
+        released = mech.privatize(_ols_draw(rng, n), public=["y", "w"], random_state=rng)
         res = pi.PrivateGMM.ols("y ~ x + w", released, mechanism=mech).fit(random_state=r)
         est[r], se[r] = res.params["x"], res.bse["x"]
     mc_se = est.std(ddof=1) / np.sqrt(reps)
@@ -53,7 +53,7 @@ def test_private_instruments_gmm_coverage_and_j_size(seed):
         warnings.simplefilter("ignore", pi.exceptions.IndefiniteGramWarning)
         for r, child in enumerate(root.spawn(reps)):
             rng = np.random.default_rng(child)
-            released = mech.privatize(_iv_draw(rng, n), random_state=rng)
+            released = mech.privatize(_iv_draw(rng, n), public=["y", "x"], random_state=rng)
             res = pi.PrivateGMM.iv("y ~ 1 + [x ~ z1 + z2]", released, mechanism=mech).fit(
                 random_state=r
             )

@@ -1,0 +1,499 @@
+"""Inputs of the models: options, data and mechanism checks, treatment levels, weights.
+
+Everything a model validates when it is built lives here, so that every estimator
+checks its inputs the same way and with the same messages:
+
+* :class:`TreatmentOptions`, the frozen options of the treatment-effect estimators
+  (one definition of their names, types and defaults);
+* :func:`check_frame` and :func:`resolve_mechanism`, the released frame and its mechanism;
+* :func:`treatment_levels`, the levels and integer codes of a public treatment;
+* :func:`_cluster_codes` and :func:`_sampling_weights`, public clusters and weights;
+* :class:`TreatmentData` and :func:`treatment_data`, the validated arrays a fit needs;
+* :func:`release_guarantees` and :func:`mechanism_record`, what results report about
+  the mechanism.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from privinfer._typing import FloatArray, IntArray
+from privinfer._validation import check_in_interval, check_int
+from privinfer.exceptions import (
+    ClusterError,
+    DataMismatchError,
+    EmptyLevelWarning,
+    FoldError,
+    MechanismMismatchError,
+    MissingValueError,
+    WeightsError,
+)
+from privinfer.formula import (
+    CovariateSpec,
+    build_covariate_spec,
+    cast_private_categoricals,
+    check_public_columns,
+)
+from privinfer.mechanisms.alpha_identity import AlphaIdentity
+from privinfer.results import data_fingerprint
+
+__all__ = [
+    "OutcomeRoute",
+    "RieszRoute",
+    "TreatmentData",
+    "TreatmentOptions",
+    "check_arm_sizes",
+    "check_frame",
+    "check_given_folds",
+    "mechanism_record",
+    "release_guarantees",
+    "resolve_mechanism",
+    "treatment_data",
+    "treatment_levels",
+    "warn_empty_columns",
+]
+
+RieszRoute = Literal["auto", "propensity"]
+OutcomeRoute = Literal["series", "kernel"]
+
+#: Largest finite reference support for which results report the privacy guarantees.
+_GUARANTEE_SUPPORT = 100_000
+
+
+@dataclass(frozen=True)
+class TreatmentOptions:
+    """Options of the treatment-effect estimators (the keyword arguments of the models).
+
+    The single definition of their names, types and defaults; the models and their
+    ``from_formula`` constructors forward them without repeating them. See
+    :class:`privinfer.PrivateATE` for what each option means.
+    :meth:`validated` checks them and resolves ``split_nuisances=None``.
+    """
+
+    degree: int | str | None = None
+    riesz: RieszRoute = "auto"
+    outcome_model: OutcomeRoute = "series"
+    kernel_bandwidth: float | Literal["scott", "cv"] = "scott"
+    n_folds: int = 5
+    n_rep: int = 1
+    clip: float = 0.01
+    reference_level: Any = None
+    reference_size: int = 8192
+    split_nuisances: bool | None = None
+    cluster: str | list[str] | None = None
+    weights: str | None = None
+
+    @classmethod
+    def from_keywords(cls, owner: str, options: dict[str, Any]) -> TreatmentOptions:
+        """Build from keyword arguments; an unknown name is a ``TypeError`` naming them all."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(options) - set(names))
+        if unknown:
+            raise TypeError(f"{owner}: unexpected option(s) {unknown}; the options are {names}.")
+        return cls(**options)
+
+    def validated(self, owner: str, alpha: float) -> TreatmentOptions:
+        """Checked options, with ``split_nuisances`` resolved for keep probability ``alpha``.
+
+        Raises
+        ------
+        ValueError
+            A value out of range or not among the choices.
+        TypeError
+            ``split_nuisances`` not a bool.
+        """
+        if self.riesz not in ("auto", "propensity"):
+            raise ValueError(f"{owner}: riesz must be 'auto' or 'propensity'; got {self.riesz!r}.")
+        if isinstance(self.degree, str):
+            if self.degree != "cv":
+                raise ValueError(
+                    f"The 'degree' parameter of {owner} must be an integer >= 1, None or 'cv'. "
+                    f"Got {self.degree!r} instead."
+                )
+            degree: int | str | None = self.degree
+        else:
+            degree = None if self.degree is None else check_int(self.degree, "degree", owner, 1)
+        n_folds = check_int(self.n_folds, "n_folds", owner, 2)
+        n_rep = check_int(self.n_rep, "n_rep", owner, 1)
+        clip = check_in_interval(self.clip, "clip", owner, 0.0, 0.5, high_open=True)
+        reference_size = check_int(self.reference_size, "reference_size", owner, 64)
+        if self.outcome_model not in ("series", "kernel"):
+            raise ValueError(
+                f"{owner}: outcome_model must be 'series' or 'kernel'; got {self.outcome_model!r}."
+            )
+        _check_bandwidth(self.kernel_bandwidth, owner)
+        split = self.split_nuisances
+        if split is None:
+            split = alpha < 1.0 and n_folds >= 3
+        if not isinstance(split, bool):
+            raise TypeError(f"{owner}: split_nuisances must be a bool; got {split!r}.")
+        if split and n_folds < 3:
+            raise ValueError(f"{owner}: split_nuisances=True needs n_folds >= 3.")
+        return dataclasses.replace(
+            self,
+            degree=degree,
+            n_folds=n_folds,
+            n_rep=n_rep,
+            clip=clip,
+            reference_size=reference_size,
+            split_nuisances=split,
+        )
+
+
+def _check_bandwidth(bandwidth: object, owner: str) -> None:
+    if isinstance(bandwidth, str):
+        if bandwidth not in ("scott", "cv"):
+            raise ValueError(
+                f"{owner}: kernel_bandwidth must be a positive number, 'scott' or 'cv'; got "
+                f"{bandwidth!r}."
+            )
+    else:
+        check_in_interval(bandwidth, "kernel_bandwidth", owner, 0.0, np.inf, low_open=True)
+
+
+def check_frame(data: object, owner: str) -> None:
+    """Raise :class:`DataMismatchError` unless ``data`` is a non-empty DataFrame."""
+    if not isinstance(data, pd.DataFrame):
+        raise DataMismatchError(f"{owner} expects a pandas DataFrame; got {type(data).__name__}.")
+    if len(data) == 0:
+        raise DataMismatchError(f"{owner}: the data frame is empty.")
+
+
+def resolve_mechanism(data: pd.DataFrame, mechanism: object, owner: str) -> AlphaIdentity:
+    """The given mechanism, or the one described by ``data.attrs``; must be an AlphaIdentity."""
+    if mechanism is None:
+        mechanism = AlphaIdentity.from_released(data)
+    if not isinstance(mechanism, AlphaIdentity):
+        raise MechanismMismatchError(f"{owner}: mechanism must be an AlphaIdentity.")
+    return mechanism
+
+
+def treatment_levels(
+    col: pd.Series, reference_level: Any, owner: str
+) -> tuple[list[Any], IntArray]:
+    """Levels of a public treatment (``reference_level`` first) and each row's level code.
+
+    Raises
+    ------
+    DataMismatchError
+        A single level, a continuous-looking treatment, or an unknown ``reference_level``.
+    """
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        levels = [lv for lv in col.cat.categories if (col == lv).any()]
+    else:
+        levels = sorted(pd.unique(col).tolist())
+    if len(levels) < 2:
+        raise DataMismatchError(f"{owner}: treatment {col.name!r} takes a single value {levels!r}.")
+    if pd.api.types.is_float_dtype(col) and len(levels) > 20:
+        raise DataMismatchError(
+            f"{owner}: treatment {col.name!r} looks continuous ({len(levels)} distinct "
+            "values); "
+            "it must be binary or categorical."
+        )
+    if reference_level is not None:
+        if reference_level not in levels:
+            raise DataMismatchError(
+                f"{owner}: reference_level {reference_level!r} not in {levels!r}."
+            )
+        levels = [reference_level] + [lv for lv in levels if lv != reference_level]
+    mapping = {lv: i for i, lv in enumerate(levels)}
+    codes = col.map(mapping).to_numpy()
+    return levels, np.asarray(codes, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class TreatmentData:
+    """The validated public columns and covariate designs of a treatment-effect model.
+
+    Attributes
+    ----------
+    outcome, treatment : str
+        Column names.
+    spec : CovariateSpec
+        The covariate design, split by privacy role.
+    y : ndarray of shape (n,)
+        Outcome.
+    d : ndarray of shape (n,)
+        Treatment level codes ``0..L-1``.
+    levels : list
+        Treatment levels (``reference_level`` first).
+    U_priv, U_pub : ndarray
+        Released private and public covariate designs.
+    cluster_names : tuple of str
+        Public cluster columns.
+    clusters : ndarray or None
+        Cluster codes, shape (n,) or (n, 2).
+    weights_name : str or None
+        Public sampling weights column.
+    w : ndarray or None
+        Sampling weights normalised to mean one.
+    fingerprint : str
+        Hash of the public row identity (index, treatment, weights, clusters).
+    """
+
+    outcome: str
+    treatment: str
+    spec: CovariateSpec
+    y: FloatArray
+    d: IntArray
+    levels: list[Any]
+    U_priv: FloatArray
+    U_pub: FloatArray
+    cluster_names: tuple[str, ...]
+    clusters: IntArray | None
+    weights_name: str | None
+    w: FloatArray | None
+    fingerprint: str
+
+    @property
+    def n_levels(self) -> int:
+        """Number of treatment levels."""
+        return len(self.levels)
+
+    @property
+    def first_clusters(self) -> IntArray | None:
+        """Cluster codes of the first clustering dimension (kept whole within folds)."""
+        if self.clusters is None:
+            return None
+        return self.clusters if self.clusters.ndim == 1 else self.clusters[:, 0]
+
+
+def treatment_data(
+    data: pd.DataFrame,
+    mechanism: AlphaIdentity,
+    *,
+    outcome: str,
+    treatment: str,
+    covariates: str,
+    options: TreatmentOptions,
+    binary_reason: str | None,
+    owner: str,
+) -> TreatmentData:
+    """Validate the released data of a treatment-effect model and build its designs.
+
+    ``binary_reason`` names the estimand when it needs a binary treatment (the ATT).
+
+    Raises
+    ------
+    MechanismMismatchError, DataMismatchError, MissingValueError, ClusterError, WeightsError
+        As documented by :class:`privinfer.PrivateATE`.
+    """
+    mechanism.check_data(data, owner)
+    check_public_columns(
+        data, [outcome, treatment], mechanism, {outcome: "outcome", treatment: "treatment"}, owner
+    )
+    released = cast_private_categoricals(data, mechanism)
+    spec = build_covariate_spec(covariates, released, mechanism, owner)
+    check_public_columns(data, list(spec.public_variables), mechanism, {}, owner)
+    y = pd.to_numeric(data[outcome], errors="coerce").to_numpy(dtype=float)
+    if not np.all(np.isfinite(y)):
+        raise DataMismatchError(f"{owner}: outcome {outcome!r} must be numeric and finite.")
+    levels, codes = treatment_levels(data[treatment], options.reference_level, owner)
+    _check_routes(levels, spec, options, binary_reason, owner)
+    U_priv, U_pub = spec.private_design(released), spec.public_design(released)
+    if U_priv.shape[0] != len(data):
+        raise DataMismatchError(f"{owner}: formulaic dropped rows; check for missing values.")
+    cluster_names, clusters = _cluster_codes(data, options.cluster, mechanism, owner)
+    w = _sampling_weights(data, options.weights, mechanism, owner)
+    if w is not None and options.riesz == "propensity":
+        raise WeightsError(
+            f"{owner}: sampling weights need riesz='auto' (the private logistic propensity "
+            "fit is unweighted); got riesz='propensity'."
+        )
+    return TreatmentData(
+        outcome=outcome,
+        treatment=treatment,
+        spec=spec,
+        y=y,
+        d=codes,
+        levels=levels,
+        U_priv=U_priv,
+        U_pub=U_pub,
+        cluster_names=cluster_names,
+        clusters=clusters,
+        weights_name=options.weights,
+        w=w,
+        fingerprint=data_fingerprint(data.index.to_numpy(), codes, w, clusters),
+    )
+
+
+def _check_routes(
+    levels: list[Any],
+    spec: CovariateSpec,
+    options: TreatmentOptions,
+    binary_reason: str | None,
+    owner: str,
+) -> None:
+    """Combinations of estimand, treatment levels and nuisance routes that are supported."""
+    if binary_reason is not None and len(levels) != 2:
+        raise DataMismatchError(
+            f"{owner}: {binary_reason} needs a binary treatment; got levels {levels!r}."
+        )
+    if options.riesz == "propensity" and len(levels) != 2:
+        raise DataMismatchError(
+            f"{owner}: riesz='propensity' supports binary treatments; use riesz='auto' for "
+            f"{len(levels)} levels."
+        )
+    if options.outcome_model == "kernel" and (
+        options.riesz != "auto"
+        or options.weights is not None
+        or spec.public_names
+        or spec.categorical_terms
+    ):
+        raise ValueError(
+            f"{owner}: outcome_model='kernel' supports riesz='auto', no sampling "
+            "weights and continuous private covariates only (no public or categorical "
+            "covariate terms)."
+        )
+
+
+def check_given_folds(
+    folds: Any, inputs: TreatmentData, n_folds: int, n_rep: int, owner: str
+) -> IntArray | None:
+    """Validate user-given fold labels (one per row, every label used, clusters whole).
+
+    Raises
+    ------
+    FoldError
+        Malformed labels, ``n_rep != 1``, or a cluster split across folds.
+    """
+    if folds is None:
+        return None
+    given = np.asarray(folds)
+    if (
+        n_rep != 1
+        or given.shape != inputs.y.shape
+        or set(np.unique(given).tolist()) != set(range(n_folds))
+    ):
+        raise FoldError(
+            f"{owner}.fit: folds must hold one label in 0..{n_folds - 1} per "
+            "row (each label used) and needs n_rep=1."
+        )
+    given = given.astype(np.int64)
+    first = inputs.first_clusters
+    if first is not None:
+        per_cluster = pd.Series(given).groupby(first).nunique()
+        if (per_cluster > 1).any():
+            raise FoldError(
+                f"{owner}.fit: folds split {int((per_cluster > 1).sum())} "
+                "cluster(s) across folds; cluster cross-fitting keeps clusters whole."
+            )
+    return given
+
+
+def check_arm_sizes(inputs: TreatmentData, n_folds: int, owner: str) -> None:
+    """Raise :class:`FoldError` if some treatment level has fewer rows than folds."""
+    counts = np.bincount(inputs.d, minlength=inputs.n_levels)
+    if counts.min() < n_folds:
+        level = inputs.levels[int(np.argmin(counts))]
+        raise FoldError(
+            f"{owner}: treatment level {level!r} has {counts.min()} row(s), fewer than "
+            f"n_folds={n_folds}: some fold would have no unit of that level."
+        )
+
+
+def warn_empty_columns(inputs: TreatmentData, owner: str) -> None:
+    """Warn (:class:`EmptyLevelWarning`) about covariate columns that are zero in every row."""
+    design = np.hstack([inputs.U_priv, inputs.U_pub])
+    names = inputs.spec.private_names + inputs.spec.public_names
+    empty = [name for name, col in zip(names, design.T, strict=True) if not np.any(col)]
+    if empty:
+        warnings.warn(
+            f"{owner}: covariate column(s) {empty} are zero in every released row "
+            "(a level with no released record?); their coefficients are not identified and "
+            "the Gram matrices will be repaired. Consider merging or dropping the level.",
+            EmptyLevelWarning,
+            stacklevel=3,
+        )
+
+
+def release_guarantees(mechanism: AlphaIdentity) -> Any:
+    """The mechanism's privacy guarantees, or None for a very large finite reference."""
+    reference = mechanism.reference
+    if not reference.is_discrete or reference.n_support <= _GUARANTEE_SUPPORT:
+        return mechanism.guarantees()
+    return None
+
+
+def mechanism_record(mechanism: AlphaIdentity) -> dict[str, Any]:
+    """The mechanism's description for results; empirical references (maybe large) are left out."""
+    if any(type(c).__name__ == "Empirical" for _, c in mechanism.reference.parts):
+        return {"mechanism": "alpha-identity", "alpha": mechanism.alpha}
+    return mechanism.to_dict()
+
+
+def _cluster_codes(
+    data: pd.DataFrame, cluster: str | list[str] | None, mech: AlphaIdentity, owner: str
+) -> tuple[tuple[str, ...], IntArray | None]:
+    """Integer codes of public cluster columns: shape (n,) one-way, (n, 2) two-way."""
+    if cluster is None:
+        return (), None
+    names = [cluster] if isinstance(cluster, str) else list(cluster)
+    if not names or len(names) > 2 or not all(isinstance(c, str) for c in names):
+        raise ClusterError(
+            f"{owner}: cluster must be a column name or a list of one or two column names; "
+            f"got {cluster!r}."
+        )
+    codes = []
+    for col in names:
+        if col not in data.columns:
+            raise ClusterError(
+                f"{owner}: cluster column {col!r} is not in the data (columns: "
+                f"{list(data.columns)!r})."
+            )
+        if col in mech.private_columns:
+            raise ClusterError(
+                f"{owner}: cluster column {col!r} is covered by the mechanism; cluster labels "
+                "must be public (they group released rows for the variance)."
+            )
+        c, uniques = pd.factorize(data[col], use_na_sentinel=True)
+        if np.any(c < 0):
+            raise ClusterError(
+                f"{owner}: cluster column {col!r} holds {int(np.sum(c < 0))} missing label(s)."
+            )
+        if uniques.size < 2:
+            raise ClusterError(
+                f"{owner}: cluster-robust inference needs at least 2 clusters; column {col!r} "
+                f"has {uniques.size}."
+            )
+        codes.append(np.asarray(c, dtype=np.int64))
+    arr = codes[0] if len(codes) == 1 else np.column_stack(codes)
+    return tuple(names), arr
+
+
+def _sampling_weights(
+    data: pd.DataFrame, weights: str | None, mech: AlphaIdentity, owner: str
+) -> FloatArray | None:
+    """Public sampling weights, validated and normalised to mean one."""
+    if weights is None:
+        return None
+    if not isinstance(weights, str) or weights not in data.columns:
+        raise WeightsError(f"{owner}: weights must name a column of the data; got {weights!r}.")
+    if weights in mech.private_columns:
+        raise WeightsError(
+            f"{owner}: the weights column {weights!r} is covered by the mechanism; sampling "
+            "weights must be public."
+        )
+    col = data[weights]
+    if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        raise WeightsError(f"{owner}: weights column {weights!r} must be numeric.")
+    w = col.to_numpy(dtype=float)
+    if not np.all(np.isfinite(w)):
+        raise MissingValueError(
+            f"{owner}: weights column {weights!r} holds {int(np.sum(~np.isfinite(w)))} NaN or "
+            "infinite value(s); privinfer never drops rows silently."
+        )
+    if np.any(w < 0):
+        raise WeightsError(
+            f"{owner}: weights column {weights!r} holds {int(np.sum(w < 0))} negative value(s); "
+            "sampling weights must be >= 0."
+        )
+    if not np.any(w > 0):
+        raise WeightsError(f"{owner}: weights column {weights!r} is zero everywhere.")
+    return w / w.mean()

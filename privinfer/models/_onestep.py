@@ -1,0 +1,577 @@
+r"""The cross-fitted private one-step template of the treatment-effect estimators.
+
+Kormos and van der Vaart (2026), "Private rate-double-robust inference"
+(arXiv:2606.20427), sec. 3-5. ``fit`` runs four stages, each handing the next a frozen
+object:
+
+1. **splits** (:mod:`privinfer.models._crossfit`): folds stratified by treatment, whole
+   clusters when clustered; the reference sample
+   (:func:`privinfer.inversion.reference_design`) and the series basis
+   (:func:`~privinfer.models._nuisances.choose_basis`);
+2. **nuisances** (:mod:`privinfer.models._suffstats`, :mod:`privinfer.models._nuisances`):
+   per fold x arm sufficient statistics, deconvolved Gram matrices of the training folds
+   (:class:`~privinfer.models._suffstats.FoldFit`), outcome regressions and Riesz
+   representers, all through :math:`Q_X^{-1}`;
+3. **scores** (:mod:`privinfer.models.scores`): the :math:`Q_X^{-1}`-transformed score of
+   each held-out row, from the nuisances' values and reference expectations;
+4. **aggregate**: the estimand's algebra (declared by the subclass), influence values
+   :math:`\varphi_i` with ``SE = sd(phi)/sqrt(n)``, the median over repeated splits, and
+   the diagnostics.
+
+Nuisances: outcome regression :math:`\mu(k, x) = \beta_k'\varphi(w, x)` per treatment
+level, :math:`\beta_k = G_k^{-1}c_k`, :math:`G_k = \frac1n\sum Q_X^{-1}[1\{d=k\}\varphi\varphi']`
+(or a private kernel fit); Riesz representer of :math:`E\mu(k, X)`: automatic,
+:math:`\rho_k(d, x) = 1\{d=k\}\theta_k'\varphi`, :math:`\theta_k = G_k^{-1}\frac1n\sum
+Q_X^{-1}[\varphi]`, or :math:`1\{d=k\}/\pi_k(x)` from a private logit with clipping.
+
+Sampling weights :math:`\omega_i` (public, normalised to mean one) target the weighted
+population :math:`E[\omega s]/E[\omega]`; because :math:`\omega` is public,
+:math:`Q_X^{-1}[\omega s] = \omega Q_X^{-1}[s]` row by row, so the weights multiply the
+transformed scores and enter every Gram matrix and moment of the nuisance fits as public
+row weights. Public clusters keep whole clusters within folds and make the covariance and
+bootstrap cluster-robust.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from privinfer._chunking import row_chunks
+from privinfer._typing import FloatArray, IntArray, RandomStateLike
+from privinfer._validation import spawn_generators
+from privinfer.exceptions import IndefiniteGramWarning, OverlapWarning
+from privinfer.formula import parse_treatment_formula
+from privinfer.inversion import ReferenceDesign, ReferenceMoments, reference_design
+from privinfer.mechanisms.alpha_identity import AlphaIdentity
+from privinfer.models import scores
+from privinfer.models._crossfit import draw_split, median_aggregate, training_folds
+from privinfer.models._inputs import (
+    TreatmentData,
+    TreatmentOptions,
+    check_arm_sizes,
+    check_frame,
+    check_given_folds,
+    mechanism_record,
+    release_guarantees,
+    resolve_mechanism,
+    treatment_data,
+    warn_empty_columns,
+)
+from privinfer.models._nuisances import (
+    KernelOutcome,
+    PropensityRiesz,
+    SeriesOutcome,
+    SeriesRiesz,
+    choose_basis,
+    kernel_outcome,
+    propensity_riesz,
+    series_outcome,
+    series_riesz,
+)
+from privinfer.models._suffstats import FoldStats, accumulate_stats, basis_rows, fold_fit
+from privinfer.models.scores import ReferenceTerms
+from privinfer.nuisance.basis import PolynomialBasis
+from privinfer.nuisance.kernel import KernelReference
+from privinfer.nuisance.series import GramRepair
+from privinfer.results import Diagnostics, PrivateResults, ResultsRecord, influence_cov
+
+__all__ = ["FoldNuisances", "FoldScores", "SplitFit", "TreatmentModel"]
+
+#: Riesz second moments above this flag weak overlap (1 / DoubleML's default clip).
+_OVERLAP_LIMIT = 100.0
+
+
+@dataclass(frozen=True)
+class FoldNuisances:
+    """Nuisances fitted on the training folds of held-out fold ``fold``."""
+
+    fold: int
+    outcome: SeriesOutcome | KernelOutcome
+    series: SeriesOutcome
+    riesz: SeriesRiesz | PropensityRiesz
+    repairs: tuple[GramRepair, ...]
+
+
+@dataclass(frozen=True)
+class FoldScores:
+    """Transformed scores of the held-out rows ``rows`` of one fold.
+
+    ``pom`` (rows x L): arm scores; ``att``: the ATT numerator score (zeros unless fitted);
+    ``risk``: outcome risk; ``riesz2`` (rows x L+1): Riesz second moments (last: odds).
+    """
+
+    rows: IntArray
+    pom: FloatArray
+    att: FloatArray
+    risk: FloatArray
+    riesz2: FloatArray
+    n_clipped: int
+
+
+@dataclass(frozen=True)
+class SplitFit:
+    """One cross-fitting split: estimates, influence values and what the diagnostics need."""
+
+    est: FloatArray
+    phi: FloatArray
+    repairs: tuple[GramRepair, ...]
+    n_clipped: int
+    r2: float
+    riesz2: FloatArray
+    terms: tuple[ReferenceTerms, ...] | None
+    contrast: FloatArray | None
+    interp_err: float
+    n: int
+
+
+class TreatmentModel:
+    """Shared engine of :class:`PrivateATE`, :class:`PrivateATT`, :class:`PrivatePOM` and
+    :class:`PrivateFunctional`; subclasses declare their estimand (names and algebra).
+    """
+
+    _name = "TreatmentModel"
+    #: the estimand needs a binary treatment (the phrase names it in the error)
+    _binary_reason: str | None = None
+    #: fit the ATT's odds and its numerator score
+    _odds = False
+    #: public weights c_k(v) (n x L) and offsets c0(v) of a user functional; None otherwise
+    C: FloatArray | None = None
+    c0: FloatArray | None = None
+
+    def __init__(
+        self,
+        data: pd.DataFrame,
+        *,
+        outcome: str,
+        treatment: str,
+        covariates: str | list[str],
+        mechanism: AlphaIdentity | None = None,
+        formula: str | None = None,
+        **options: Any,
+    ) -> None:
+        owner = self._name
+        check_frame(data, owner)
+        self.mechanism = resolve_mechanism(data, mechanism, owner)
+        opts = TreatmentOptions.from_keywords(owner, options)
+        self.options = opts.validated(owner, self.mechanism.alpha)
+        covariates = " + ".join(covariates) if isinstance(covariates, list) else covariates
+        self.formula = formula or f"{outcome} ~ {treatment} | {covariates}"
+        self.inputs: TreatmentData = treatment_data(
+            data,
+            self.mechanism,
+            outcome=outcome,
+            treatment=treatment,
+            covariates=covariates,
+            options=self.options,
+            binary_reason=self._binary_reason,
+            owner=owner,
+        )
+
+    @classmethod
+    def from_formula(
+        cls,
+        formula: str,
+        data: pd.DataFrame,
+        *,
+        mechanism: AlphaIdentity | None = None,
+        **options: Any,
+    ) -> TreatmentModel:
+        """Build the model from ``"y ~ d | x1 + x2 + C(g)"`` and released data.
+
+        ``options`` are the keyword options of the class (see its docstring).
+        """
+        parsed = parse_treatment_formula(formula, cls._name)
+        return cls(
+            data,
+            outcome=parsed.outcome,
+            treatment=parsed.treatment,
+            covariates=parsed.covariates,
+            mechanism=mechanism,
+            formula=formula,
+            **options,
+        )
+
+    # -- the validated inputs, by name -------------------------------------------------
+    @property
+    def spec(self) -> Any:
+        """The covariate spec (private and public designs)."""
+        return self.inputs.spec
+
+    @property
+    def U_priv(self) -> FloatArray:
+        """Released private covariate design."""
+        return self.inputs.U_priv
+
+    @property
+    def U_pub(self) -> FloatArray:
+        """Public covariate design."""
+        return self.inputs.U_pub
+
+    @property
+    def levels(self) -> list[Any]:
+        """Treatment levels (``reference_level`` first)."""
+        return self.inputs.levels
+
+    # -- estimand (declared by subclasses) ---------------------------------------------
+    def _param_names(self) -> list[str]:
+        raise NotImplementedError
+
+    def _combine(
+        self, pom_phi: FloatArray, att_phi: FloatArray, wt: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        """Estimates, influence values and the contrast of arm means they are (or None)."""
+        raise NotImplementedError
+
+    def _reference_errors(
+        self,
+        terms: tuple[ReferenceTerms, ...],
+        contrast: Any,
+        ref: ReferenceMoments,
+        scale: float,
+        names: list[str],
+    ) -> dict[str, float]:
+        """Quasi-Monte Carlo error of each estimate: a contrast of the arm scores' terms."""
+        L = self.inputs.n_levels
+        return {
+            name: ref.error(
+                lambda mm, oo, j=j: sum(
+                    contrast[k, j] * (-scale * terms[k].value(mm, oo)) for k in range(L)
+                )
+            )
+            for j, name in enumerate(names)
+        }
+
+    # -- fit ---------------------------------------------------------------------------
+    def fit(
+        self,
+        random_state: RandomStateLike = None,
+        *,
+        folds: Any = None,
+        progress: bool = False,
+    ) -> PrivateResults:
+        """Estimate by cross-fitting; returns a :class:`PrivateResults`.
+
+        Parameters
+        ----------
+        random_state : int, SeedSequence, Generator or None, default=None
+            Seeds the reference (Sobol) sample and the splits, from independent child
+            streams; ``None`` draws fresh entropy.
+        folds : array-like of shape (n,), optional
+            Fold label (0 .. n_folds-1) of every row, to reuse a split made elsewhere
+            (e.g. by DoubleML); only with ``n_rep=1``. With clusters, each cluster (first
+            dimension) must lie within one fold.
+        progress : bool, default=False
+            Show a progress bar over repeated splits.
+
+        Raises
+        ------
+        FoldError
+            A fold lacks some treatment level, ``folds`` is malformed, or splits a cluster.
+        ClusterError
+            Fewer clusters than folds.
+        """
+        o, x, owner = self.options, self.inputs, self._name
+        given = check_given_folds(folds, x, o.n_folds, o.n_rep, owner)
+        if given is None:
+            check_arm_sizes(x, o.n_folds, owner)
+        warn_empty_columns(x, owner)
+        streams = spawn_generators(random_state, o.n_rep + 1)
+        design = reference_design(self.mechanism, x.spec, o.reference_size, streams[0])
+        basis = choose_basis(
+            o.degree,
+            x,
+            design,
+            self.mechanism.alpha,
+            lambda: draw_split(x.d, x.first_clusters, o.n_folds, streams[0]),
+            o.n_folds,
+            owner,
+        )
+        ref = design.moments(basis.private_only(design.U))
+        reps = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for r in tqdm(range(o.n_rep), disable=not progress, desc=owner):
+                split = given
+                if split is None:
+                    split = draw_split(x.d, x.first_clusters, o.n_folds, streams[r + 1])
+                reps.append(self._fit_split(split, basis, ref, design))
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return self._results(reps, basis, ref)
+
+    def _results(
+        self, reps: list[SplitFit], basis: PolynomialBasis, ref: ReferenceMoments
+    ) -> PrivateResults:
+        """Median over splits, influence values of the median-closest split, diagnostics."""
+        o, x = self.options, self.inputs
+        names = self._param_names()
+        est = np.array([r.est for r in reps])
+        phis = [r.phi for r in reps]
+        ses = np.array([np.sqrt(np.diag(influence_cov(p, x.clusters))) for p in phis])
+        params, se = median_aggregate(est, ses)
+        # influence values of the split closest to the median, rescaled to the aggregated SE
+        pick = int(np.argmin(np.abs(est - params).sum(axis=1)))
+        phi = phis[pick] * np.where(ses[pick] > 0, se / np.where(ses[pick] > 0, ses[pick], 1), 1.0)
+        facts: tuple[tuple[str, str], ...] = (
+            ("Cross-fit folds:", str(o.n_folds)),
+            ("Repeated splits:", str(o.n_rep)),
+            ("Series degree:", f"{basis.degree} ({basis.n_basis} fns)"),
+            ("Riesz route:", o.riesz),
+        )
+        if x.clusters is not None:
+            facts = (*facts, ("Clusters:", " x ".join(x.cluster_names)))
+        if x.w is not None:
+            facts = (*facts, ("Weights:", str(x.weights_name)))
+        record = ResultsRecord(
+            model=self._name,
+            dep_variable=x.outcome,
+            params=pd.Series(params, index=names),
+            influence=phi,
+            mechanism=mechanism_record(self.mechanism),
+            guarantees=release_guarantees(self.mechanism),
+            facts=facts,
+            diagnostics=self._diagnostics(reps, names, ref, est),
+            rep_params=pd.DataFrame(est, columns=names),
+            clusters=x.clusters,
+            fingerprint=x.fingerprint,
+        )
+        return PrivateResults(record)
+
+    # -- one split ---------------------------------------------------------------------
+    def _fit_split(
+        self,
+        folds: IntArray,
+        basis: PolynomialBasis,
+        ref: ReferenceMoments,
+        design: ReferenceDesign,
+    ) -> SplitFit:
+        """Cross-fit once: nuisances per fold, held-out scores, the estimand's algebra."""
+        o, x = self.options, self.inputs
+        n, L = x.y.size, x.n_levels
+        st = accumulate_stats(folds, o.n_folds, x, basis, ref.outer, self.C, self._name)
+        P_ref = basis.private_only(design.U)
+        kernel_ref = None
+        if o.outcome_model == "kernel":
+            kernel_ref = KernelReference(x=design.U, cat=None, weights=design.weights)
+        pom_phi, att_phi, risk = np.zeros((n, L)), np.zeros(n), np.zeros(n)
+        riesz2 = np.zeros((n, L + 1))
+        with_terms = o.riesz == "auto" and o.outcome_model == "series"
+        terms = [ReferenceTerms()] * (L + 1)
+        repairs: list[GramRepair] = []
+        n_clipped, interp_err = 0, 0.0
+        for f in range(o.n_folds):
+            nuis = self._fold_nuisances(f, folds, st, ref, design, P_ref, kernel_ref)
+            repairs.extend(nuis.repairs)
+            if isinstance(nuis.riesz, PropensityRiesz):
+                interp_err = max(interp_err, nuis.riesz.interp_error)
+            fs = self._held_out_scores(np.flatnonzero(folds == f), basis, nuis)
+            pom_phi[fs.rows], att_phi[fs.rows], risk[fs.rows] = fs.pom, fs.att, fs.risk
+            riesz2[fs.rows] = fs.riesz2
+            n_clipped += fs.n_clipped
+            if with_terms:
+                terms = self._add_reference_terms(terms, st, f, nuis, basis.n_basis)
+        # sampling weights (mean one) multiply the transformed scores row by row:
+        # Q_X^{-1}[w s] = w Q_X^{-1}[s] for public w
+        wt = np.ones(n) if x.w is None else x.w
+        est, phi, contrast = self._combine(pom_phi, att_phi, wt)
+        assert phi.shape[1] == len(self._param_names())  # internal invariant, not user input
+        y_var = float(x.y.var())
+        return SplitFit(
+            est=est,
+            phi=phi,
+            repairs=tuple(repairs),
+            n_clipped=n_clipped,
+            r2=1.0 - float(wt @ risk / n) / y_var if y_var > 0 else float("nan"),
+            riesz2=wt @ riesz2 / n,
+            terms=tuple(terms) if with_terms else None,
+            contrast=contrast,
+            interp_err=interp_err,
+            n=n,
+        )
+
+    def _fold_nuisances(
+        self,
+        f: int,
+        folds: IntArray,
+        st: FoldStats,
+        ref: ReferenceMoments,
+        design: ReferenceDesign,
+        P_ref: FloatArray,
+        kernel_ref: KernelReference | None,
+    ) -> FoldNuisances:
+        """Outcome regression and Riesz representer from the training folds of fold ``f``."""
+        o, x, alpha = self.options, self.inputs, self.mechanism.alpha
+        m, R = ref.mean, ref.outer
+        mu_sel, rho_sel = training_folds(f, o.n_folds, bool(o.split_nuisances))
+        fit_mu = fold_fit(st, mu_sel, f, x.levels, m, R, alpha)
+        fit_rho = fold_fit(st, rho_sel, f, x.levels, m, R, alpha) if o.split_nuisances else fit_mu
+        repairs = fit_mu.repairs + (fit_rho.repairs if o.split_nuisances else ())
+        series = series_outcome(fit_mu, m, R)
+        rows_f = np.flatnonzero(folds == f)
+        outcome: SeriesOutcome | KernelOutcome = series
+        if kernel_ref is not None:
+            train = np.flatnonzero(np.isin(folds, np.flatnonzero(mu_sel)))
+            outcome = kernel_outcome(
+                x, train, rows_f, folds, design, kernel_ref, P_ref, o.kernel_bandwidth, alpha
+            )
+        riesz: SeriesRiesz | PropensityRiesz
+        if o.riesz == "auto":
+            riesz = series_riesz(fit_rho, m, R, functional=self.C is not None, odds=self._odds)
+        else:
+            train = np.flatnonzero(folds != f)
+            riesz = propensity_riesz(
+                x, train, rows_f, design, P_ref, series.betas, o.clip, alpha, f
+            )
+        return FoldNuisances(f, outcome, series, riesz, repairs)
+
+    def _held_out_scores(
+        self, rows_f: IntArray, basis: PolynomialBasis, nuis: FoldNuisances
+    ) -> FoldScores:
+        """Transformed scores of the held-out rows, chunk by chunk."""
+        x, alpha, L = self.inputs, self.mechanism.alpha, self.inputs.n_levels
+        pom, att = np.zeros((rows_f.size, L)), np.zeros(rows_f.size)
+        risk, riesz2 = np.zeros(rows_f.size), np.zeros((rows_f.size, L + 1))
+        n_clipped, offset = 0, 0
+        for rows in row_chunks(rows_f, basis.n_basis):
+            sl = slice(offset, offset + rows.size)
+            offset += rows.size
+            A, Phi = basis_rows(basis, x, rows)
+            yy, dd = x.y[rows], x.d[rows]
+            mu = nuis.outcome.at(A, Phi, sl)
+            risk[sl] = scores.outcome_risk(mu, dd, yy, alpha)
+            if isinstance(nuis.riesz, PropensityRiesz):
+                pi = nuis.riesz.propensity(x.U_priv[rows], sl)
+                n_clipped += int(np.sum((pi <= self.options.clip) | (pi >= 1 - self.options.clip)))
+                arms = [nuis.riesz.arm(k, pi, A, sl) for k in range(L)]
+                odds = nuis.riesz.odds(pi, A, sl) if self._odds else None
+            else:
+                arms = [nuis.riesz.arm(k, A, Phi, sl, nuis.outcome) for k in range(L)]
+                odds = nuis.riesz.odds(A, Phi, sl, nuis.outcome) if self._odds else None
+            for k, rho in enumerate(arms):
+                ind = (dd == k).astype(float)
+                ck = 1.0 if self.C is None else self.C[rows, k]
+                pom[sl, k] = scores.pom_score(ck, k, mu, ind, rho, yy, alpha)
+                riesz2[sl, k] = scores.riesz_second_moment(ind, rho, alpha)
+            if odds is not None:
+                d1 = (dd == 1).astype(float)
+                att[sl] = scores.att_score(d1, mu, odds, yy, alpha)
+                riesz2[sl, L] = scores.riesz_second_moment(1 - d1, odds, alpha)
+        return FoldScores(rows_f, pom, att, risk, riesz2, n_clipped)
+
+    def _add_reference_terms(
+        self,
+        terms: list[ReferenceTerms],
+        st: FoldStats,
+        f: int,
+        nuis: FoldNuisances,
+        J: int,
+    ) -> list[ReferenceTerms]:
+        """Add fold ``f``'s reference terms (held-out sums of the public factors)."""
+        L, riesz, betas = self.inputs.n_levels, nuis.riesz, nuis.series.betas
+        assert isinstance(riesz, SeriesRiesz)  # internal invariant: automatic route
+        has_a = st.has_public
+
+        def pub(arr: FloatArray | None, scalar: FloatArray, k: int) -> FloatArray:
+            return arr[f, k] if arr is not None else np.full(J, scalar[f, k])
+
+        a1_f = st.A1[f].sum(axis=0) if st.A1 is not None else np.full(J, st.cnt[f].sum())
+        out = list(terms)
+        for k in range(L):
+            a1_k = a1_f if self.C is None else pub(st.AC, st.CW, k)  # type: ignore[arg-type]
+            aa = st.AA[f, k] if st.AA is not None else st.cnt[f, k]
+            ay = pub(st.Ay, st.sy, k)
+            out[k] = out[k] + scores.pom_reference_terms(betas[k], riesz.thetas[k], a1_k, ay, aa)
+        if self._odds:
+            assert riesz.theta_w is not None
+            aa0 = st.AA[f, 0] if has_a else st.cnt[f, 0]
+            out[L] = out[L] + scores.att_reference_terms(
+                betas[0], riesz.theta_w, pub(st.A1, st.cnt, 1), pub(st.Ay, st.sy, 0), aa0
+            )
+        return out
+
+    # -- diagnostics -------------------------------------------------------------------
+    def _diagnostics(
+        self, reps: list[SplitFit], names: list[str], ref: ReferenceMoments, est: FloatArray
+    ) -> Diagnostics:
+        o, alpha = self.options, self.mechanism.alpha
+        first = reps[0]
+        errors: dict[str, float] = {}
+        notes: list[str] = []
+        if o.outcome_model == "kernel":
+            notes.append("Kernel outcome regression: reference error not decomposed.")
+        elif o.riesz == "auto" and not ref.exact:
+            assert first.terms is not None
+            scale = (1.0 - alpha) / alpha / first.n
+            errors = self._reference_errors(first.terms, first.contrast, ref, scale, names)
+        elif o.riesz == "auto":
+            errors = dict.fromkeys(names, 0.0)
+        else:
+            notes.append(
+                "Reference error of the propensity route not decomposed; index-expectation "
+                f"interpolation error <= {max(r.interp_err for r in reps):.2g}."
+            )
+        r2m = self._riesz_moments(first)
+        if any(v > _OVERLAP_LIMIT for v in r2m.values() if np.isfinite(v)):
+            msg = (
+                f"{self._name}: the estimated Riesz second moments {r2m} exceed "
+                f"{_OVERLAP_LIMIT:g}: "
+                "weak overlap between treatment levels; estimates may be unstable."
+            )
+            warnings.warn(msg, OverlapWarning, stacklevel=4)
+            notes.append("Weak overlap: large Riesz second moment.")
+        repairs = tuple(g for r in reps for g in r.repairs)
+        n_clipped = int(sum(r.n_clipped for r in reps))
+        self._warn_repairs_and_clipping(repairs, n_clipped, first.n * len(reps))
+        spread = {nm: float(est[:, j].max() - est[:, j].min()) for j, nm in enumerate(names)}
+        return Diagnostics(
+            gram_repairs=repairs,
+            n_clipped=n_clipped,
+            clip=o.clip if o.riesz == "propensity" else None,
+            outcome_r2=float(np.median([r.r2 for r in reps])),
+            riesz_second_moment=r2m,
+            reference_error=errors,
+            reference_points=ref.n_points,
+            reference_exact=ref.exact,
+            rep_spread=spread,
+            notes=tuple(notes),
+        )
+
+    def _riesz_moments(self, first: SplitFit) -> dict[str, float]:
+        r"""Private estimates of :math:`E\rho^2` per Riesz representer (overlap check)."""
+        riesz_names = [f"rho[{v}]" for v in self.inputs.levels]
+        if self._odds:
+            riesz_names.append("w (ATT)")
+        r2m = {
+            nm: float(v)
+            for nm, v in zip(riesz_names, first.riesz2[: len(riesz_names)], strict=True)
+        }
+        if self.options.riesz == "propensity" and self._odds:
+            r2m["w (ATT)"] = float("nan")  # not reported on the propensity route
+        return r2m
+
+    def _warn_repairs_and_clipping(
+        self, repairs: tuple[GramRepair, ...], n_clipped: int, n_rows: int
+    ) -> None:
+        flagged = [g for g in repairs if g.min_eigenvalue < 0 or g.ill_conditioned]
+        if flagged:
+            warnings.warn(
+                f"{self._name}: {len(flagged)} deconvolved Gram matrix(es) were indefinite or "
+                "near-singular (smallest eigenvalue "
+                f"{min(g.min_eigenvalue for g in repairs):.3g}); eigenvalues were floored. "
+                "See results.diagnostics.gram_repairs.",
+                IndefiniteGramWarning,
+                stacklevel=5,
+            )
+        if self.options.riesz == "propensity" and n_clipped > 0.01 * n_rows:
+            warnings.warn(
+                f"{self._name}: {n_clipped} released propensity value(s) hit the clip "
+                f"{self.options.clip:g}.",
+                OverlapWarning,
+                stacklevel=5,
+            )
