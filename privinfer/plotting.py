@@ -19,10 +19,9 @@ import pandas as pd
 
 from privinfer._typing import RandomStateLike
 from privinfer._validation import check_in_interval, check_int
+from privinfer.descriptive import private_histogram
 from privinfer.exceptions import DataMismatchError
-from privinfer.inversion import invert
 from privinfer.mechanisms import AlphaIdentity
-from privinfer.mechanisms.reference import Categorical
 
 __all__ = [
     "err_vs_noise_plot",
@@ -261,136 +260,6 @@ def forest_plot(
     if title is not None:
         ax.set_title(title)
     return ax
-
-
-def private_histogram(
-    released: pd.DataFrame,
-    column: str,
-    *,
-    mechanism: AlphaIdentity | None = None,
-    by: str | None = None,
-    bins: int | Sequence[float] = 20,
-    reference_size: int = 8192,
-    random_state: RandomStateLike = None,
-) -> pd.DataFrame:
-    r"""Unbiased histogram of a private covariate's *true* distribution, from released data.
-
-    The mass of a bin :math:`B` is :math:`E[1\{X \in B\}]`; averaging
-    :math:`Q_X^{-1}1_B = (1\{Z\in B\} - (1-\alpha)\bar Q(B))/\alpha` over the released
-    rows (of one arm of a public column ``by``) estimates it without bias. The estimates
-    can be negative in sparsely populated bins: that is sampling noise, not an error.
-    O(n + M) for M reference points.
-
-    Parameters
-    ----------
-    released : DataFrame
-        Released data (the output of ``mechanism.privatize``).
-    column : str
-        A private column of the mechanism.
-    mechanism : AlphaIdentity, optional
-        Defaults to the description carried by ``released.attrs``.
-    by : str, optional
-        A public column (e.g. the treatment) to condition on.
-    bins : int or sequence of float, default=20
-        Number of equal bins over the reference support, or bin edges (continuous
-        columns); ignored for categorical columns, which use the public levels.
-    reference_size : int, default=8192
-        Reference points for :math:`\bar Q(B)` when it is not known exactly.
-    random_state : int, SeedSequence, Generator or None, default=None
-        Seeds the reference sample (numerical integration, not privacy noise).
-
-    Returns
-    -------
-    DataFrame
-        Columns ``group``, ``bin`` (level or left edge), ``right`` (right edge, NaN for
-        levels), ``mass`` (the private estimate) and ``released`` (raw released share).
-
-    Raises
-    ------
-    DataMismatchError
-        ``column`` is not private, or ``by`` is private or missing.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd, privinfer as pi
-    >>> raw = pd.DataFrame({"x": np.random.default_rng(0).beta(2, 5, 4000)})
-    >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
-    >>> h = private_histogram(mech.privatize(raw, random_state=1), "x", mechanism=mech,
-    ...                       bins=4, random_state=0)
-    >>> round(float(h["mass"].sum()), 6)
-    1.0
-    """
-    owner = "private_histogram"
-    if mechanism is None:
-        mechanism = AlphaIdentity.from_released(released)
-    if column not in mechanism.private_columns:
-        raise DataMismatchError(
-            f"{owner}: {column!r} is not a private column of the mechanism (private: "
-            f"{list(mechanism.private_columns)!r}); plot public columns directly."
-        )
-    if column not in released.columns:
-        raise DataMismatchError(f"{owner}: column {column!r} is not in the released data.")
-    if by is not None and (by in mechanism.private_columns or by not in released.columns):
-        raise DataMismatchError(
-            f"{owner}: by={by!r} must be a public column of the released data."
-        )
-    reference_size = check_int(reference_size, "reference_size", owner, 64)
-    comp = next(c for cols, c in mechanism.reference.parts if column in cols)
-    draw = mechanism.reference.draw_for_moments(reference_size, random_state=random_state)
-    ref_vals = draw.frame[column]
-    z = released[column]
-    if isinstance(comp, Categorical):
-        levels = list(comp.levels)
-        ref_mass = np.array([draw.weights[(ref_vals == lv).to_numpy()].sum() for lv in levels])
-
-        def indicator(vals: pd.Series) -> np.ndarray:
-            return np.column_stack([(vals == lv).to_numpy(dtype=float) for lv in levels])
-
-        left: list[Any] = levels
-        right = np.full(len(levels), np.nan)
-    else:
-        rv = ref_vals.to_numpy(dtype=float)
-        if np.ndim(bins) == 0:
-            k = check_int(bins, "bins", owner, 1)
-            zv = z.to_numpy(dtype=float)
-            lo = float(min(rv.min(), zv.min()))
-            hi = float(max(rv.max(), zv.max()))
-            edges = np.linspace(lo, hi, k + 1)
-        else:
-            edges = np.asarray(bins, dtype=float)
-            if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
-                raise DataMismatchError(f"{owner}: bins must be increasing edges; got {bins!r}.")
-
-        def indicator(vals: pd.Series) -> np.ndarray:
-            v = vals.to_numpy(dtype=float)
-            idx = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, edges.size - 2)
-            inside = (v >= edges[0]) & (v <= edges[-1])
-            out = np.zeros((v.size, edges.size - 1))
-            out[np.flatnonzero(inside), idx[inside]] = 1.0
-            return out
-
-        ref_mass = draw.weights @ indicator(ref_vals)
-        left = list(edges[:-1])
-        right = edges[1:]
-    groups = [(None, np.ones(len(released), dtype=bool))]
-    if by is not None:
-        groups = [(g, (released[by] == g).to_numpy()) for g in sorted(pd.unique(released[by]))]
-    frames = []
-    for g, sel in groups:
-        ind = indicator(z[sel])
-        share = ind.mean(axis=0)
-        frames.append(
-            pd.DataFrame(
-                {
-                    "group": g if g is not None else "all",
-                    "bin": left,
-                    "right": right,
-                    "mass": invert(share, ref_mass, mechanism.alpha),
-                    "released": share,
-                }
-            )
-        )
-    return pd.concat(frames, ignore_index=True)
 
 
 def overlap_plot(

@@ -338,7 +338,12 @@ def run_case(name: str) -> dict[str, Any]:
     builder, n, seed, *extra = data_spec
     raw = builder(n, seed, *extra)
     mech = mech_spec[0](mech_spec[1])
-    released = mech.privatize(raw, random_state=seed + 100)
+    # Row order and every column kept, so the draws match the pre-refactor oracle.
+    private = set(mech.private_columns)
+    public = [c for c in raw.columns if c not in private]
+    released = mech.privatize(
+        raw, public=public, shuffle=False, allow_derived=True, random_state=seed + 100
+    )
     fit_options = dict(fit_options)
     if "folds" in fit_options:
         n_folds = fit_options["folds"]
