@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from scipy.stats import chi2
 
 from privinfer._typing import FloatArray, IntArray
 from privinfer.covariance import cluster_counts
-from privinfer.exceptions import DataMismatchError, MechanismMismatchError, SingularDesignError
+from privinfer.exceptions import SingularDesignError
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.nuisance.series import GramRepair
 from privinfer.results import TestResult
@@ -33,7 +32,6 @@ __all__ = [
     "FitOptions",
     "GMMEngine",
     "GMMFit",
-    "check_inputs",
     "check_nonsingular",
     "inv_cov",
     "j_statistic",
@@ -213,18 +211,3 @@ def j_statistic(
         )
     stat = float(n_obs * gbar @ weight @ gbar)
     return TestResult(name, stat, df, float(chi2.sf(stat, df)), null, f"chi2({df})")
-
-
-def check_inputs(data: Any, mechanism: AlphaIdentity | None, owner: str) -> AlphaIdentity:
-    """The mechanism of a released frame (read from ``data.attrs`` when ``None``), validated."""
-    if not isinstance(data, pd.DataFrame):
-        raise DataMismatchError(f"{owner} expects a pandas DataFrame; got {type(data).__name__}.")
-    if len(data) == 0:
-        raise DataMismatchError(f"{owner}: the data frame is empty.")
-    if mechanism is None:
-        mechanism = AlphaIdentity.from_released(data)
-    if not isinstance(mechanism, AlphaIdentity):
-        raise MechanismMismatchError(
-            f"{owner}: mechanism must be an AlphaIdentity; got {type(mechanism).__name__}."
-        )
-    return mechanism

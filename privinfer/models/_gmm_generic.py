@@ -36,16 +36,17 @@ from privinfer._validation import check_int
 from privinfer.covariance import moment_covariance, sandwich
 from privinfer.exceptions import DataMismatchError, PrivinferWarning, SingularDesignError
 from privinfer.formula import cast_private_categoricals
+from privinfer.inversion import invert, reference_design
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._gmm_common import (
     FitOptions,
     GMMEngine,
     GMMFit,
-    check_inputs,
     check_nonsingular,
     inv_cov,
     j_statistic,
 )
+from privinfer.models._inputs import check_frame, resolve_mechanism
 
 __all__ = ["GenericEngine", "GenericMoments", "build_generic_engine", "check_names", "check_start"]
 
@@ -173,7 +174,7 @@ class GenericMoments:
         phi = self.evaluate(params, self.frame)
         if self.alpha == 1.0:
             return phi
-        return (phi - (1.0 - self.alpha) * self.qbar(params)[self.codes]) / self.alpha
+        return invert(phi, self.qbar(params)[self.codes], self.alpha)
 
     def mean(self, params: FloatArray) -> FloatArray:
         r"""Mean private moment :math:`\bar g(\theta)`."""
@@ -241,15 +242,9 @@ class GenericEngine(GMMEngine):
         frame = self.frame
         private = tuple(c for c in self.mechanism.private_columns if c in frame.columns)
         if alpha < 1.0 and private:
-            draw = self.mechanism.reference.draw_for_moments(self.reference_size, random_state=rng)
-            ref = cast_private_categoricals(draw.frame, self.mechanism)
-            ref_w, rep, exact, n_ref, eff = (
-                draw.weights,
-                draw.replicate,
-                draw.exact,
-                len(ref),
-                alpha,
-            )
+            design = reference_design(self.mechanism, None, self.reference_size, rng)
+            ref, ref_w, rep = design.frame, design.weights, design.replicate
+            exact, n_ref, eff = design.exact, design.n_points, alpha
         else:
             ref, ref_w, rep, exact, n_ref, eff = None, None, None, True, 0, 1.0
         eng = GenericMoments(
@@ -401,7 +396,8 @@ def build_generic_engine(
         )
     if jacobian is not None and not callable(jacobian):
         raise DataMismatchError(f"{_OWNER}: jacobian must be callable or None.")
-    mech = check_inputs(data, mechanism, _OWNER)
+    check_frame(data, _OWNER)
+    mech = resolve_mechanism(data, mechanism, _OWNER)
     k = check_int(k_params, "k_params", _OWNER, 1)
     size = check_int(reference_size, "reference_size", _OWNER, 2)
     cols = list(data.columns) if columns is None else list(columns)

@@ -52,7 +52,7 @@ from privinfer.exceptions import (
     SingularDesignError,
 )
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
-from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit, check_inputs
+from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit
 from privinfer.models._gmm_design import build_linear_design, parse_linear_formula
 from privinfer.models._gmm_generic import build_generic_engine, check_start
 from privinfer.models._gmm_linear import LinearEngine
@@ -63,6 +63,7 @@ from privinfer.models._gmm_results import (
     se_note,
     weak_iv_lines,
 )
+from privinfer.models._inputs import check_frame, release_guarantees, resolve_mechanism
 from privinfer.models._weakiv import ConfidenceSet, WeakIVStats
 from privinfer.results import Diagnostics, ResultsRecord
 
@@ -395,7 +396,8 @@ class PrivateGMM:
         parsed = parse_linear_formula(formula, owner, iv=False)
         if not parsed.intercept:
             raise DataMismatchError(f"{owner}: {formula!r} must keep the intercept.")
-        mech = check_inputs(data, mechanism, owner)
+        check_frame(data, owner)
+        mech = resolve_mechanism(data, mechanism, owner)
         size = check_int(reference_size, "reference_size", owner, 2)
         design = build_linear_design(parsed, data, mech, owner)
         y = design.public[:, 0]
@@ -419,7 +421,8 @@ class PrivateGMM:
     ) -> PrivateGMM:
         owner = "PrivateGMM.iv" if iv else "PrivateGMM.ols"
         parsed = parse_linear_formula(formula, owner, iv=iv)
-        mech = check_inputs(data, mechanism, owner)
+        check_frame(data, owner)
+        mech = resolve_mechanism(data, mechanism, owner)
         size = check_int(reference_size, "reference_size", owner, 2)
         design = build_linear_design(parsed, data, mech, owner)
         kind = "iv" if iv else "ols"
@@ -678,7 +681,7 @@ class PrivateGMM:
             params=pd.Series(theta, index=names),
             influence=np.asarray(infl),
             mechanism=self.mechanism.to_dict(),
-            guarantees=_guarantees(self.mechanism),
+            guarantees=release_guarantees(self.mechanism),
             facts=tuple(facts),
             diagnostics=diag,
             rep_params=pd.DataFrame([theta], columns=names),
@@ -698,10 +701,3 @@ class PrivateGMM:
     def __repr__(self) -> str:
         what = self.formula if self.formula is not None else f"{self.k_moms} user moments"
         return f"PrivateGMM({self.kind}: {what}, alpha={self.mechanism.alpha:g})"
-
-
-def _guarantees(mechanism: AlphaIdentity) -> Any:
-    ref = mechanism.reference
-    if ref.is_discrete and ref.n_support > 100_000:
-        return None
-    return mechanism.guarantees()
