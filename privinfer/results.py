@@ -36,10 +36,10 @@ from privinfer._records import (
     TestResult,
     data_fingerprint,
 )
-from privinfer._typing import FloatArray, IntArray, RandomStateLike
+from privinfer._typing import IntArray, RandomStateLike
 from privinfer._validation import check_in_interval, check_int, check_random_state
 from privinfer.comparison import ComparisonResults, compare
-from privinfer.covariance import influence_cov as _influence_cov
+from privinfer.covariance import influence_cov
 from privinfer.exceptions import BootstrapError, DataMismatchError
 
 __all__ = [
@@ -53,38 +53,6 @@ __all__ = [
     "data_fingerprint",
     "influence_cov",
 ]
-
-
-def influence_cov(phi: FloatArray, clusters: IntArray | None = None) -> FloatArray:
-    r"""Covariance of an estimate from its (centred) influence values.
-
-    Parameters
-    ----------
-    phi : ndarray of shape (n, p)
-        Influence values :math:`\varphi_i`.
-    clusters : ndarray of shape (n,) or (n, 2), optional
-        Integer cluster codes; two columns give two-way clustering.
-
-    Returns
-    -------
-    ndarray of shape (p, p)
-
-    Notes
-    -----
-    Without clusters :math:`V = \frac1{n^2}\sum_i\varphi_i\varphi_i'`. One-way:
-    :math:`V = \frac1{n^2}\sum_g S_gS_g'`, :math:`S_g = \sum_{i\in g}\varphi_i` (as
-    linearmodels' ``cov_type="clustered"`` without small-sample corrections). Two-way
-    (Cameron, Gelbach and Miller 2011): :math:`V = V_1 + V_2 - V_{12}` with
-    :math:`V_{12}` clustered on the intersections; negative eigenvalues are set to zero.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> phi = np.array([[1.0], [1.0], [-1.0], [-1.0]])
-    >>> float(influence_cov(phi)[0, 0]), float(influence_cov(phi, np.array([0, 0, 1, 1]))[0, 0])
-    (0.25, 0.5)
-    """
-    return _influence_cov(phi, clusters)
 
 
 class PrivateResults:
