@@ -63,7 +63,12 @@ from privinfer.models._gmm_results import (
     se_note,
     weak_iv_lines,
 )
-from privinfer.models._inputs import check_frame, release_guarantees, resolve_mechanism
+from privinfer.models._inputs import (
+    check_frame,
+    mechanism_record,
+    release_guarantees,
+    resolve_mechanism,
+)
 from privinfer.models._weakiv import ConfidenceSet, WeakIVStats
 from privinfer.results import Diagnostics, ResultsRecord
 
@@ -680,7 +685,7 @@ class PrivateGMM:
             dep_variable=self.dep_variable,
             params=pd.Series(theta, index=names),
             influence=np.asarray(infl),
-            mechanism=self.mechanism.to_dict(),
+            mechanism=mechanism_record(self.mechanism),
             guarantees=release_guarantees(self.mechanism),
             facts=tuple(facts),
             diagnostics=diag,
