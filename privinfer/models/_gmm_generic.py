@@ -43,6 +43,7 @@ from privinfer.models._gmm_common import (
     GMMEngine,
     GMMFit,
     check_nonsingular,
+    check_start,
     inv_cov,
     j_statistic,
 )
@@ -421,17 +422,6 @@ def build_generic_engine(
             f"{k} parameter(s). Add moment conditions (instruments)."
         )
     return GenericEngine(moments, jacobian, frame, mech, k, k_moms, names, start, size)
-
-
-def check_start(start: Any, k_params: int) -> FloatArray:
-    if start is None:
-        return np.zeros(k_params)
-    arr = np.asarray(start, dtype=float).ravel()
-    if arr.size != k_params or not np.all(np.isfinite(arr)):
-        raise DataMismatchError(
-            f"{_OWNER}: start_params must hold {k_params} finite values; got {start!r}."
-        )
-    return arr
 
 
 def check_names(names: Sequence[str] | None, k_params: int) -> tuple[str, ...]:
