@@ -157,7 +157,7 @@ def parse_linear_formula(formula: str, owner: str, *, iv: bool) -> LinearFormula
     return LinearFormula(formula, lhs, tuple(exog), tuple(endog), tuple(instr), intercept)
 
 
-@dataclass
+@dataclass(frozen=True)
 class LinearDesign:
     r"""Released design of a linear moment model, split by privacy role.
 
