@@ -36,7 +36,7 @@ from privinfer.formula import (
     cast_private_categoricals,
     check_public_columns,
 )
-from privinfer.inversion import ReferenceMoments, invert, reference_design
+from privinfer.inversion import invert
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 
 __all__ = [
@@ -45,7 +45,6 @@ __all__ = [
     "build_linear_design",
     "new_regressors",
     "parse_linear_formula",
-    "reference_moments",
 ]
 
 _BRACKET = re.compile(r"\[([^\[\]]*)\]")
@@ -378,14 +377,6 @@ def _column_terms(spec: CovariateSpec) -> dict[str, str]:
             for name in sub.column_names[sl]:
                 out[name] = str(term)
     return out
-
-
-def reference_moments(
-    design: LinearDesign, mechanism: AlphaIdentity, reference_size: int, random_state: Any
-) -> tuple[ReferenceMoments, bool]:
-    """Reference moments of the private design columns (exact when the support is small)."""
-    ref = reference_design(mechanism, design.spec, reference_size, random_state)
-    return ref.moments(), ref.exact
 
 
 def new_regressors(
