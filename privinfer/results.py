@@ -554,7 +554,8 @@ class PrivateResults:
             stubs=[str(s) for s in frame.index],
         )
         smry.tables.append(params_table)
-        notes = ["Standard errors from the Q_X^{-1}-transformed influence function."]
+        # notes only when something happened, each with the docs page that explains it
+        notes = []
         codes = self._record.clusters
         if codes is not None:
             if codes.ndim == 1:
@@ -568,16 +569,24 @@ class PrivateResults:
             b = self._record.bootstrap
             notes.append(f"Multiplier bootstrap: {b.n_boot} {b.method} draws over {b.units}.")
         d = self._record.diagnostics
-        if d.gram_repairs:
-            n_ind = sum(g.min_eigenvalue < 0 for g in d.gram_repairs)
+        n_ind = sum(g.min_eigenvalue < 0 for g in d.gram_repairs)
+        n_ill = sum(g.min_eigenvalue >= 0 and g.ill_conditioned for g in d.gram_repairs)
+        if n_ind or n_ill:  # floors of well-conditioned matrices are routine: no note
+            what = " and ".join(
+                p for p in (f"{n_ind} indefinite" if n_ind else "",
+                            f"{n_ill} ill-conditioned" if n_ill else "") if p
+            )
             notes.append(
-                f"{len(d.gram_repairs)} deconvolved Gram matrix(es) had eigenvalues floored at the "
-                f"noise level ({n_ind} indefinite)."
+                f"{len(d.gram_repairs)} deconvolved Gram matrix(es) had eigenvalues floored at "
+                f"the noise level, {what}."
             )
         if d.n_clipped:
             notes.append(f"{d.n_clipped} propensity value(s) clipped at {d.clip:g}.")
         notes.extend(d.notes)
-        smry.add_extra_txt(notes)
+        see = " (see docs: user_guide/diagnostics)"
+        notes = [n if "see docs" in n else n.rstrip(".") + see + "." for n in notes]
+        if notes:
+            smry.add_extra_txt(notes)
         return smry
 
     def __str__(self) -> str:
