@@ -32,6 +32,7 @@ from privinfer.exceptions import (
     SingularDesignError,
 )
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
+from privinfer.models._inputs import check_frame, resolve_mechanism
 from privinfer.nuisance.series import GramRepair
 from privinfer.results import TestResult
 
@@ -39,6 +40,7 @@ __all__ = [
     "FitOptions",
     "GMMEngine",
     "GMMFit",
+    "check_inputs",
     "check_nonsingular",
     "check_start",
     "fit_options",
@@ -220,6 +222,16 @@ def j_statistic(
         )
     stat = float(n_obs * gbar @ weight @ gbar)
     return TestResult(name, stat, df, float(chi2.sf(stat, df)), null, f"chi2({df})")
+
+
+def check_inputs(data: Any, mechanism: AlphaIdentity | None, owner: str) -> AlphaIdentity:
+    """The mechanism of a released frame (read from ``data.attrs`` when ``None``), validated.
+
+    The checks of the treatment models (:func:`~privinfer.models._inputs.check_frame`,
+    :func:`~privinfer.models._inputs.resolve_mechanism`), so every model says the same.
+    """
+    check_frame(data, owner)
+    return resolve_mechanism(data, mechanism, owner)
 
 
 def check_start(start: Any, k_params: int) -> FloatArray:

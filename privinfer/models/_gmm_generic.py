@@ -42,12 +42,12 @@ from privinfer.models._gmm_common import (
     FitOptions,
     GMMEngine,
     GMMFit,
+    check_inputs,
     check_nonsingular,
     check_start,
     inv_cov,
     j_statistic,
 )
-from privinfer.models._inputs import check_frame, resolve_mechanism
 
 __all__ = ["GenericEngine", "GenericMoments", "build_generic_engine", "check_names", "check_start"]
 
@@ -397,8 +397,7 @@ def build_generic_engine(
         )
     if jacobian is not None and not callable(jacobian):
         raise DataMismatchError(f"{_OWNER}: jacobian must be callable or None.")
-    check_frame(data, _OWNER)
-    mech = resolve_mechanism(data, mechanism, _OWNER)
+    mech = check_inputs(data, mechanism, _OWNER)
     k = check_int(k_params, "k_params", _OWNER, 1)
     size = check_int(reference_size, "reference_size", _OWNER, 2)
     cols = list(data.columns) if columns is None else list(columns)

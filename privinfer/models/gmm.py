@@ -48,7 +48,7 @@ from privinfer.exceptions import (
     SingularDesignError,
 )
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
-from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit, fit_options
+from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit, check_inputs, fit_options
 from privinfer.models._gmm_design import build_linear_design, parse_linear_formula
 from privinfer.models._gmm_generic import build_generic_engine
 from privinfer.models._gmm_linear import LinearEngine
@@ -59,12 +59,7 @@ from privinfer.models._gmm_results import (
     se_note,
     weak_iv_lines,
 )
-from privinfer.models._inputs import (
-    check_frame,
-    mechanism_record,
-    release_guarantees,
-    resolve_mechanism,
-)
+from privinfer.models._inputs import mechanism_record, release_guarantees
 from privinfer.models._weakiv import ConfidenceSet, WeakIVStats
 from privinfer.results import Diagnostics, ResultsRecord
 
@@ -397,8 +392,7 @@ class PrivateGMM:
         parsed = parse_linear_formula(formula, owner, iv=False)
         if not parsed.intercept:
             raise DataMismatchError(f"{owner}: {formula!r} must keep the intercept.")
-        check_frame(data, owner)
-        mech = resolve_mechanism(data, mechanism, owner)
+        mech = check_inputs(data, mechanism, owner)
         size = check_int(reference_size, "reference_size", owner, 2)
         design = build_linear_design(parsed, data, mech, owner)
         y = design.public[:, 0]
@@ -422,8 +416,7 @@ class PrivateGMM:
     ) -> PrivateGMM:
         owner = "PrivateGMM.iv" if iv else "PrivateGMM.ols"
         parsed = parse_linear_formula(formula, owner, iv=iv)
-        check_frame(data, owner)
-        mech = resolve_mechanism(data, mechanism, owner)
+        mech = check_inputs(data, mechanism, owner)
         size = check_int(reference_size, "reference_size", owner, 2)
         design = build_linear_design(parsed, data, mech, owner)
         kind = "iv" if iv else "ols"
