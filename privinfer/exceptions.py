@@ -33,6 +33,7 @@ __all__ = [
     "PrivinferWarning",
     "ProblemSizeError",
     "ReferenceAccuracyWarning",
+    "SeedReleaseWarning",
     "SingularDesignError",
     "TransportConvergenceError",
     "TransportConvergenceWarning",
@@ -247,3 +248,40 @@ class UnverifiedReleaseWarning(PrivinferWarning):
     Nothing shows that the data went through that mechanism (raw or twice-privatised
     data give confident wrong answers); read releases with ``read_release`` instead.
     """
+
+
+class SeedReleaseWarning(PrivinferWarning):
+    """A release was made from a reproducible seed (an int or a ``SeedSequence``).
+
+    Published randomness (a DPOT projection ``M``, a PrivTree shift ``U``) is a function
+    of the seed, so anyone who guesses the seed can regenerate every noise draw of the
+    release and subtract it, recovering the private values exactly. Pass
+    ``random_state=None`` (fresh OS entropy) for real releases; seeds are for research.
+    """
+
+
+class WeakInstrumentWarning(PrivinferWarning):
+    """The private first stage is weak (partial F below 10): read the Anderson-Rubin set.
+
+    Privacy weakens the first stage quickly as the keep probability falls; Wald intervals
+    of an IV coefficient then under-cover. ``results.ar_conf_int()`` stays valid.
+    """
+
+
+class NonRobustCovarianceWarning(PrivinferWarning):
+    """``cov_type="nonrobust"`` was asked for below ``alpha = 1``.
+
+    The classical covariance ignores the variance that the privacy noise adds to the
+    private moment rows, so its standard errors are too small unless ``alpha = 1``.
+    """
+
+
+class NotAvailableError(PrivinferError, AttributeError):
+    """A results quantity is not defined for this model or no longer available.
+
+    Raised e.g. for ``rsquared`` of a logit, ``get_margeff`` of a linear model, or
+    ``fittedvalues`` of results restored from a pickle (they hold no data rows).
+    """
+
+
+__all__ += ["NonRobustCovarianceWarning", "NotAvailableError", "WeakInstrumentWarning"]

@@ -7,9 +7,9 @@ For a function :math:`h(v, x)` of the public part ``v`` and the private covariat
     (Q_X h)(v, x) = \alpha h(v, x) + (1-\alpha)(\bar Q h)(v), \qquad
     (Q_X^{-1} h)(v, z) = \frac{h(v, z) - (1-\alpha)(\bar Q h)(v)}{\alpha},
 
-and :math:`E_{P_{VZ}}[(Q_X^{-1} h)(V, Z)] = E_{P_{VX}}[h(V, X)]` (seed 003, sec. 4.1): the
-average of :math:`Q_X^{-1}h` over released rows is unbiased for the true-data mean of
-``h``. Everything private in privinfer is this identity (DESIGN.md §4).
+and :math:`E_{P_{VZ}}[(Q_X^{-1} h)(V, Z)] = E_{P_{VX}}[h(V, X)]` (Kormos and van der
+Vaart, 2026, sec. 4.1): the average of :math:`Q_X^{-1}h` over released rows is unbiased
+for the true-data mean of ``h``. Everything private in privinfer is this identity.
 
 **Whole functions.** :math:`Q_X^{-1}` is applied to the whole function of ``x``:
 :math:`Q_X^{-1}[b b'] \ne Q_X^{-1}[b]\,Q_X^{-1}[b]'` because
@@ -45,7 +45,6 @@ __all__ = [
     "index_expectation",
     "invert",
     "private_cross_moment",
-    "private_expectation",
     "private_gram",
     "private_mean",
     "qbar_linear",
@@ -117,15 +116,28 @@ def invert(h_z: FloatArray | float, qbar_h: FloatArray | float, alpha: float) ->
     qbar_h : ndarray or float
         Its reference expectation :math:`(\bar Q h)(V_i)` (broadcastable).
     alpha : float
-        Keep probability of the mechanism.
+        Keep probability of the mechanism. At ``alpha = 1`` the reference part is dropped
+        exactly (a copy of ``h_z``, broadcast), so a private fit is then the ordinary one
+        bit for bit, even where ``qbar_h`` is not finite.
+
+    Notes
+    -----
+    This is the one implementation of :math:`Q_X^{-1}` in privinfer: every deconvolved
+    mean, Gram matrix, score and kernel sum goes through it.
 
     Examples
     --------
     >>> float(invert(2.0, 1.0, 0.5))
     3.0
+    >>> invert(np.array([2.0]), np.array([np.nan]), 1.0).tolist()
+    [2.0]
     """
     alpha = check_alpha(alpha, "invert")
-    return (np.asarray(h_z, dtype=float) - (1.0 - alpha) * np.asarray(qbar_h, dtype=float)) / alpha
+    h = np.asarray(h_z, dtype=float)
+    q = np.asarray(qbar_h, dtype=float)
+    if alpha == 1.0:
+        return np.array(np.broadcast_to(h, np.broadcast_shapes(h.shape, q.shape)), dtype=float)
+    return (h - (1.0 - alpha) * q) / alpha
 
 
 @dataclass(frozen=True)
@@ -598,68 +610,10 @@ def index_expectation(
     return spline(t), err
 
 
-def private_expectation(
-    func: Callable[[pd.DataFrame], FloatArray],
-    data: pd.DataFrame,
-    mechanism: object,
-    *,
-    m: int = 16384,
-    random_state: RandomStateLike = 0,
-) -> tuple[float, float]:
-    r"""Unbiased estimate of :math:`E h(X)` for a function of the private columns only.
+def __getattr__(name: str) -> object:
+    """``private_expectation`` moved to :mod:`privinfer.descriptive` (imported lazily)."""
+    if name == "private_expectation":
+        from privinfer.descriptive import private_expectation
 
-    Parameters
-    ----------
-    func : callable
-        Vectorised ``func(frame) -> ndarray of shape (len(frame),)`` of the private
-        columns.
-    data : DataFrame
-        Released data.
-    mechanism : AlphaIdentity
-        The mechanism that released ``data``.
-    m : int, default=16384
-        Reference sample size (exact enumeration for finite references).
-    random_state : int, Generator or None, default=0
-        Seeds the Sobol scrambles (numerical integration, not privacy noise).
-
-    Returns
-    -------
-    estimate : float
-        :math:`\frac1n\sum_i (Q_X^{-1}h)(Z_i)`.
-    reference_error : float
-        Quasi-Monte Carlo standard error of the reference term (0 when exact).
-
-    Examples
-    --------
-    >>> import privinfer as pi, pandas as pd, numpy as np
-    >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
-    >>> raw = pd.DataFrame({"x": np.full(2000, 0.9)})
-    >>> released = mech.privatize(raw, random_state=1)
-    >>> est, err = private_expectation(lambda f: f["x"].to_numpy(), released, mech)
-    >>> abs(est - 0.9) < 0.05
-    True
-    """
-    from privinfer.mechanisms.alpha_identity import AlphaIdentity
-
-    owner = "private_expectation"
-    if not isinstance(mechanism, AlphaIdentity):
-        raise TypeError(
-            f"{owner}: 'mechanism' must be an AlphaIdentity; got {type(mechanism).__name__}."
-        )
-    if not callable(func):
-        raise TypeError(f"{owner}: 'func' must be callable; got {type(func).__name__}.")
-    m = check_int(m, "m", owner, 2)
-    mechanism.check_data(data, owner)
-    if len(data) == 0:
-        raise DataMismatchError(f"{owner}: the data have no rows.")
-    cols = list(mechanism.private_columns)
-    draw = mechanism.reference.draw_for_moments(m, random_state=random_state)
-    h_ref = _array(func(draw.frame), "func(reference)", owner, 1)
-    h_z = _array(func(data[cols]), "func(data)", owner, 1)
-    if h_ref.shape[0] != len(draw.frame) or h_z.shape[0] != len(data):
-        raise DataMismatchError(f"{owner}: 'func' must return one value per row of its frame.")
-    alpha = mechanism.alpha  # type: ignore[attr-defined]
-    ref = ReferenceMoments.from_features(h_ref[:, None], draw.weights, draw.replicate)
-    est = float(invert(h_z.mean(), ref.mean[0], alpha))
-    err = (1.0 - alpha) / alpha * ref.error(lambda mean, outer: float(mean[0]))
-    return est, err
+        return private_expectation
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,10 +19,9 @@ import pandas as pd
 
 from privinfer._typing import RandomStateLike
 from privinfer._validation import check_in_interval, check_int
+from privinfer.descriptive import private_histogram
 from privinfer.exceptions import DataMismatchError
-from privinfer.inversion import invert
 from privinfer.mechanisms import AlphaIdentity
-from privinfer.mechanisms.reference import Categorical
 
 __all__ = [
     "err_vs_noise_plot",
@@ -54,9 +53,7 @@ def _axes(ax: Any) -> Any:
     return ax
 
 
-def results_frame(
-    results: Mapping[str, Any] | Sequence[tuple[str, Any]], *, alpha: float = 0.05
-) -> pd.DataFrame:
+def results_frame(results: Any, *, alpha: float = 0.05) -> pd.DataFrame:
     """Tidy table of estimates and intervals from several fitted results.
 
     One row per (label, parameter). Use it to tabulate fits across keep probabilities or
@@ -64,9 +61,11 @@ def results_frame(
 
     Parameters
     ----------
-    results : mapping or sequence of (label, results)
+    results : results, mapping, or sequence of results or (label, results)
         Fitted objects with ``params``, ``bse`` (or ``std_errors``) and
-        ``conf_int(alpha)``, e.g. :class:`~privinfer.results.PrivateResults`.
+        ``conf_int(alpha)``, e.g. :class:`~privinfer.results.PrivateResults`: one of them,
+        a dict ``{label: results}``, or a list (unlabelled fits are named after their
+        model).
     alpha : float, default=0.05
         Significance level of the intervals (not the mechanism's keep probability).
 
@@ -74,6 +73,11 @@ def results_frame(
     -------
     DataFrame
         Columns ``label``, ``param``, ``estimate``, ``std err``, ``lower``, ``upper``.
+
+    Raises
+    ------
+    DataMismatchError
+        An input that is neither a fit, a mapping, nor a sequence of fits or pairs.
 
     Examples
     --------
@@ -86,7 +90,7 @@ def results_frame(
       label param  estimate
     0  demo  mean       1.0
     """
-    items = list(results.items()) if isinstance(results, Mapping) else list(results)
+    items = _labelled_fits(results, "results_frame")
     rows = []
     for label, res in items:
         ci = res.conf_int(alpha)
@@ -105,6 +109,53 @@ def results_frame(
     return pd.DataFrame(rows, columns=["label", "param", "estimate", "std err", "lower", "upper"])
 
 
+def _is_fit(obj: Any) -> bool:
+    """Whether ``obj`` looks like one fitted results object (params and conf_int)."""
+    return hasattr(obj, "params") and callable(getattr(obj, "conf_int", None))
+
+
+def _labelled_fits(results: Any, owner: str) -> list[tuple[str, Any]]:
+    """Normalise one fit, a mapping, or a sequence of fits or (label, fit) pairs.
+
+    Unlabelled fits are named after their model (``res.model``), numbered when that
+    name repeats.
+    """
+    if _is_fit(results):
+        items: list[Any] = [results]
+    elif isinstance(results, Mapping):
+        return [(str(k), v) for k, v in results.items()]
+    elif isinstance(results, Sequence) and not isinstance(results, str):
+        items = list(results)
+    else:
+        raise DataMismatchError(
+            f"{owner}: expected a fitted results object, a list of them, a dict of "
+            f"label -> results, or a DataFrame; got {type(results).__name__}."
+        )
+    pairs: list[tuple[str | None, Any]] = []
+    for i, item in enumerate(items):
+        if _is_fit(item):
+            pairs.append((None, item))
+        elif isinstance(item, tuple) and len(item) == 2 and _is_fit(item[1]):
+            pairs.append((str(item[0]), item[1]))
+        else:
+            raise DataMismatchError(
+                f"{owner}: item {i} is neither a fitted results object nor a "
+                f"(label, results) pair; got {type(item).__name__}."
+            )
+    names = [str(getattr(r, "model", "fit")) for label, r in pairs if label is None]
+    repeated = {m for m in names if names.count(m) > 1}
+    seen: dict[str, int] = {}
+    out = []
+    for label, res in pairs:
+        if label is None:
+            label = str(getattr(res, "model", "fit"))
+            if label in repeated:
+                seen[label] = seen.get(label, 0) + 1
+                label = f"{label} ({seen[label]})"
+        out.append((label, res))
+    return out
+
+
 def forest_plot(
     results: Any,
     *,
@@ -113,22 +164,26 @@ def forest_plot(
     ax: Any = None,
     title: str | None = None,
 ) -> Any:
-    """Forest plot: point estimates and confidence intervals, one row per fit.
+    """Forest plot: point estimates and confidence intervals, one row per estimate.
 
     Use it to compare private fits across keep probabilities or models with the
-    non-private answer or a benchmark (vertical reference lines).
+    non-private answer or a benchmark (vertical reference lines). A fit with several
+    parameters gives one row per parameter, labelled ``"label: param"``.
 
     Parameters
     ----------
-    results : mapping, sequence of (label, results), or DataFrame
-        Fitted results (see :func:`results_frame`), or a frame with columns ``label``,
-        ``estimate``, ``lower`` and ``upper`` (``param`` optional).
+    results : results, list, dict, or DataFrame
+        One fitted results object (``res``); a list of them (``[r1, r2]``, labelled by
+        their model name) or of ``(label, results)`` pairs; a dict ``{label: results}``;
+        or a frame with columns ``label``, ``estimate``, ``lower`` and ``upper``
+        (``param`` optional), e.g. from :func:`results_frame`.
     alpha : float, default=0.05
         Significance level of the intervals when ``results`` are fitted objects.
     reference : float or mapping of str to float, optional
         Vertical reference lines, e.g. ``{"experimental benchmark": 1.79}``.
     ax : matplotlib Axes, optional
-        Axes to draw on; a new figure when None.
+        Axes to draw on. When None, a new figure sized to the number of rows, with a
+        constrained layout so that long labels are never clipped.
     title : str, optional
 
     Returns
@@ -138,7 +193,8 @@ def forest_plot(
     Raises
     ------
     DataMismatchError
-        A frame without the required columns, or nothing to plot.
+        A frame without the required columns, an input of another type, or nothing to
+        plot.
 
     See Also
     --------
@@ -154,24 +210,36 @@ def forest_plot(
     >>> ax = forest_plot(frame, reference={"truth": 1.0})
     >>> len(ax.get_yticks())
     2
+
+    Fitted results go in directly: ``forest_plot(res)``, ``forest_plot([r1, r2])`` or
+    ``forest_plot({"alpha = 1": r1, "alpha = 0.5": r2})``.
     """
+    owner = "forest_plot"
     if isinstance(results, pd.DataFrame):
         frame = results.copy()
         missing = [c for c in _FRAME_COLUMNS if c not in frame.columns]
         if missing:
             raise DataMismatchError(
-                f"forest_plot: the frame lacks column(s) {missing!r}; it needs "
+                f"{owner}: the frame lacks column(s) {missing!r}; it needs "
                 f"{list(_FRAME_COLUMNS)!r} (and optionally 'param')."
             )
     else:
-        frame = results_frame(results, alpha=alpha)
+        frame = results_frame(_labelled_fits(results, owner), alpha=alpha)
     if frame.empty:
-        raise DataMismatchError("forest_plot: there is nothing to plot (no estimates).")
-    if "param" in frame.columns and frame["param"].nunique() > 1:
-        labels = [f"{a}: {b}" for a, b in zip(frame["label"], frame["param"], strict=True)]
+        raise DataMismatchError(f"{owner}: there is nothing to plot (no estimates).")
+    if "param" in frame.columns and (
+        frame["param"].nunique() > 1 or frame["label"].nunique() < len(frame)
+    ):
+        labels = [  # the parameter is named unless the label already says it
+            str(a) if str(b) in str(a) else f"{a}: {b}"
+            for a, b in zip(frame["label"], frame["param"], strict=True)
+        ]
     else:
         labels = [str(a) for a in frame["label"]]
-    ax = _axes(ax)
+    if ax is None:
+        plt = _import_pyplot()
+        height = min(2.0 + 0.4 * len(frame), 30.0)
+        _, ax = plt.subplots(figsize=(6.4, max(height, 2.5)), layout="constrained")
     pos = np.arange(len(frame))[::-1]
     est = frame["estimate"].to_numpy(dtype=float)
     lo = frame["lower"].to_numpy(dtype=float)
@@ -187,140 +255,11 @@ def forest_plot(
         ax.legend(loc="best", fontsize="small")
     ax.set_yticks(pos)
     ax.set_yticklabels(labels)
+    ax.set_ylim(-0.5, len(frame) - 0.5)
     ax.set_xlabel(f"estimate with {100 * (1 - alpha):g}% CI")
     if title is not None:
         ax.set_title(title)
     return ax
-
-
-def private_histogram(
-    released: pd.DataFrame,
-    column: str,
-    *,
-    mechanism: AlphaIdentity | None = None,
-    by: str | None = None,
-    bins: int | Sequence[float] = 20,
-    reference_size: int = 8192,
-    random_state: RandomStateLike = None,
-) -> pd.DataFrame:
-    r"""Unbiased histogram of a private covariate's *true* distribution, from released data.
-
-    The mass of a bin :math:`B` is :math:`E[1\{X \in B\}]`; averaging
-    :math:`Q_X^{-1}1_B = (1\{Z\in B\} - (1-\alpha)\bar Q(B))/\alpha` over the released
-    rows (of one arm of a public column ``by``) estimates it without bias. The estimates
-    can be negative in sparsely populated bins: that is sampling noise, not an error.
-    O(n + M) for M reference points.
-
-    Parameters
-    ----------
-    released : DataFrame
-        Released data (the output of ``mechanism.privatize``).
-    column : str
-        A private column of the mechanism.
-    mechanism : AlphaIdentity, optional
-        Defaults to the description carried by ``released.attrs``.
-    by : str, optional
-        A public column (e.g. the treatment) to condition on.
-    bins : int or sequence of float, default=20
-        Number of equal bins over the reference support, or bin edges (continuous
-        columns); ignored for categorical columns, which use the public levels.
-    reference_size : int, default=8192
-        Reference points for :math:`\bar Q(B)` when it is not known exactly.
-    random_state : int, SeedSequence, Generator or None, default=None
-        Seeds the reference sample (numerical integration, not privacy noise).
-
-    Returns
-    -------
-    DataFrame
-        Columns ``group``, ``bin`` (level or left edge), ``right`` (right edge, NaN for
-        levels), ``mass`` (the private estimate) and ``released`` (raw released share).
-
-    Raises
-    ------
-    DataMismatchError
-        ``column`` is not private, or ``by`` is private or missing.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd, privinfer as pi
-    >>> raw = pd.DataFrame({"x": np.random.default_rng(0).beta(2, 5, 4000)})
-    >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
-    >>> h = private_histogram(mech.privatize(raw, random_state=1), "x", mechanism=mech,
-    ...                       bins=4, random_state=0)
-    >>> round(float(h["mass"].sum()), 6)
-    1.0
-    """
-    owner = "private_histogram"
-    if mechanism is None:
-        mechanism = AlphaIdentity.from_released(released)
-    if column not in mechanism.private_columns:
-        raise DataMismatchError(
-            f"{owner}: {column!r} is not a private column of the mechanism (private: "
-            f"{list(mechanism.private_columns)!r}); plot public columns directly."
-        )
-    if column not in released.columns:
-        raise DataMismatchError(f"{owner}: column {column!r} is not in the released data.")
-    if by is not None and (by in mechanism.private_columns or by not in released.columns):
-        raise DataMismatchError(
-            f"{owner}: by={by!r} must be a public column of the released data."
-        )
-    reference_size = check_int(reference_size, "reference_size", owner, 64)
-    comp = next(c for cols, c in mechanism.reference.parts if column in cols)
-    draw = mechanism.reference.draw_for_moments(reference_size, random_state=random_state)
-    ref_vals = draw.frame[column]
-    z = released[column]
-    if isinstance(comp, Categorical):
-        levels = list(comp.levels)
-        ref_mass = np.array([draw.weights[(ref_vals == lv).to_numpy()].sum() for lv in levels])
-
-        def indicator(vals: pd.Series) -> np.ndarray:
-            return np.column_stack([(vals == lv).to_numpy(dtype=float) for lv in levels])
-
-        left: list[Any] = levels
-        right = np.full(len(levels), np.nan)
-    else:
-        rv = ref_vals.to_numpy(dtype=float)
-        if np.ndim(bins) == 0:
-            k = check_int(bins, "bins", owner, 1)
-            zv = z.to_numpy(dtype=float)
-            lo = float(min(rv.min(), zv.min()))
-            hi = float(max(rv.max(), zv.max()))
-            edges = np.linspace(lo, hi, k + 1)
-        else:
-            edges = np.asarray(bins, dtype=float)
-            if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
-                raise DataMismatchError(f"{owner}: bins must be increasing edges; got {bins!r}.")
-
-        def indicator(vals: pd.Series) -> np.ndarray:
-            v = vals.to_numpy(dtype=float)
-            idx = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, edges.size - 2)
-            inside = (v >= edges[0]) & (v <= edges[-1])
-            out = np.zeros((v.size, edges.size - 1))
-            out[np.flatnonzero(inside), idx[inside]] = 1.0
-            return out
-
-        ref_mass = draw.weights @ indicator(ref_vals)
-        left = list(edges[:-1])
-        right = edges[1:]
-    groups = [(None, np.ones(len(released), dtype=bool))]
-    if by is not None:
-        groups = [(g, (released[by] == g).to_numpy()) for g in sorted(pd.unique(released[by]))]
-    frames = []
-    for g, sel in groups:
-        ind = indicator(z[sel])
-        share = ind.mean(axis=0)
-        frames.append(
-            pd.DataFrame(
-                {
-                    "group": g if g is not None else "all",
-                    "bin": left,
-                    "right": right,
-                    "mass": invert(share, ref_mass, mechanism.alpha),
-                    "released": share,
-                }
-            )
-        )
-    return pd.concat(frames, ignore_index=True)
 
 
 def overlap_plot(

@@ -16,6 +16,7 @@ PUBLIC_MODULES = (
     "privinfer.mechanisms",
     "privinfer.mechanisms.reference",
     "privinfer.inversion",
+    "privinfer.descriptive",
     "privinfer.nuisance",
     "privinfer.models",
     "privinfer.results",

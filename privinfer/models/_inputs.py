@@ -16,7 +16,9 @@ checks its inputs the same way and with the same messages:
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -57,6 +59,7 @@ __all__ = [
     "treatment_data",
     "treatment_levels",
     "warn_empty_columns",
+    "with_options_signature",
 ]
 
 RieszRoute = Literal["auto", "propensity"]
@@ -144,6 +147,33 @@ class TreatmentOptions:
             reference_size=reference_size,
             split_nuisances=split,
         )
+
+
+def with_options_signature(
+    func: Callable[..., Any], base: Callable[..., Any] | None = None
+) -> Callable[..., Any]:
+    """Show the fields of :class:`TreatmentOptions` as keyword-only parameters of ``func``.
+
+    ``func`` takes them as ``**options`` (forwarded, never repeated); its introspected
+    signature (``help``, IDEs, Sphinx) lists them with their defaults, after the
+    keyword-only parameters of ``base`` that ``func`` also forwards.
+    """
+    sig = inspect.signature(func)
+    params = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    if base is not None:
+        names = {p.name for p in params} | {f.name for f in dataclasses.fields(TreatmentOptions)}
+        params += [
+            p
+            for p in inspect.signature(base).parameters.values()
+            if p.kind is p.KEYWORD_ONLY and p.name not in names
+        ]
+    params += [
+        inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                          annotation=f.type)
+        for f in dataclasses.fields(TreatmentOptions)
+    ]  # fmt: skip
+    func.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    return func
 
 
 def _check_bandwidth(bandwidth: object, owner: str) -> None:

@@ -277,6 +277,8 @@ class SeriesRiesz:
     theta_w: FloatArray | None
     mean: FloatArray
     outer: FloatArray
+    #: no interpolation: every reference expectation is exact in the moments
+    interp_error: float = 0.0
 
     def _elements(
         self, theta: FloatArray, k: int, A: FloatArray | None, Phi: FloatArray, mu: Outcome
@@ -298,6 +300,19 @@ class SeriesRiesz:
         r"""Elements of the odds :math:`\theta_w'\varphi` (weights the control arm)."""
         assert self.theta_w is not None  # internal invariant: fitted for the ATT
         return self._elements(self.theta_w, 0, A, Phi, mu)
+
+    def chunk(
+        self,
+        U_priv: FloatArray,
+        A: FloatArray | None,
+        Phi: FloatArray,
+        sl: slice,
+        mu: Outcome,
+        odds: bool,
+    ) -> tuple[list[RieszElements], RieszElements | None, int]:
+        """Elements of every arm's weight (and the odds) on a chunk of held-out rows."""
+        arms = [self.arm(k, A, Phi, sl, mu) for k in range(len(self.thetas))]
+        return arms, self.odds(A, Phi, sl, mu) if odds else None, 0
 
 
 def series_riesz(
@@ -370,6 +385,21 @@ class PropensityRiesz:
     def odds(self, pi: FloatArray, A: FloatArray | None, sl: slice) -> RieszElements:
         r"""Elements of the odds :math:`\pi/(1-\pi)` (weights the control arm)."""
         return self._elements(2, 0, pi / (1 - pi), A, sl)
+
+    def chunk(
+        self,
+        U_priv: FloatArray,
+        A: FloatArray | None,
+        Phi: FloatArray,
+        sl: slice,
+        mu: Outcome,
+        odds: bool,
+    ) -> tuple[list[RieszElements], RieszElements | None, int]:
+        """Elements of both arms' weights (and the odds), and the number of clipped rows."""
+        pi = self.propensity(U_priv, sl)
+        n_clipped = int(np.sum((pi <= self.clip) | (pi >= 1 - self.clip)))
+        arms = [self.arm(k, pi, A, sl) for k in (0, 1)]
+        return arms, self.odds(pi, A, sl) if odds else None, n_clipped
 
 
 def propensity_riesz(

@@ -62,6 +62,7 @@ from privinfer.models._inputs import (
     resolve_mechanism,
     treatment_data,
     warn_empty_columns,
+    with_options_signature,
 )
 from privinfer.models._nuisances import (
     KernelOutcome,
@@ -144,6 +145,7 @@ class TreatmentModel:
     C: FloatArray | None = None
     c0: FloatArray | None = None
 
+    @with_options_signature
     def __init__(
         self,
         data: pd.DataFrame,
@@ -174,6 +176,7 @@ class TreatmentModel:
         )
 
     @classmethod
+    @with_options_signature
     def from_formula(
         cls,
         formula: str,
@@ -368,8 +371,7 @@ class TreatmentModel:
         for f in range(o.n_folds):
             nuis = self._fold_nuisances(f, folds, st, ref, design, P_ref, kernel_ref)
             repairs.extend(nuis.repairs)
-            if isinstance(nuis.riesz, PropensityRiesz):
-                interp_err = max(interp_err, nuis.riesz.interp_error)
+            interp_err = max(interp_err, nuis.riesz.interp_error)
             fs = self._held_out_scores(np.flatnonzero(folds == f), basis, nuis)
             pom_phi[fs.rows], att_phi[fs.rows], risk[fs.rows] = fs.pom, fs.att, fs.risk
             riesz2[fs.rows] = fs.riesz2
@@ -445,14 +447,10 @@ class TreatmentModel:
             yy, dd = x.y[rows], x.d[rows]
             mu = nuis.outcome.at(A, Phi, sl)
             risk[sl] = scores.outcome_risk(mu, dd, yy, alpha)
-            if isinstance(nuis.riesz, PropensityRiesz):
-                pi = nuis.riesz.propensity(x.U_priv[rows], sl)
-                n_clipped += int(np.sum((pi <= self.options.clip) | (pi >= 1 - self.options.clip)))
-                arms = [nuis.riesz.arm(k, pi, A, sl) for k in range(L)]
-                odds = nuis.riesz.odds(pi, A, sl) if self._odds else None
-            else:
-                arms = [nuis.riesz.arm(k, A, Phi, sl, nuis.outcome) for k in range(L)]
-                odds = nuis.riesz.odds(A, Phi, sl, nuis.outcome) if self._odds else None
+            arms, odds, clipped = nuis.riesz.chunk(
+                x.U_priv[rows], A, Phi, sl, nuis.outcome, self._odds
+            )
+            n_clipped += clipped
             for k, rho in enumerate(arms):
                 ind = (dd == k).astype(float)
                 ck = 1.0 if self.C is None else self.C[rows, k]

@@ -25,6 +25,7 @@ import pandas as pd
 
 from privinfer._typing import FloatArray
 from privinfer.exceptions import DataMismatchError, NonLinearFunctionalError
+from privinfer.models._inputs import with_options_signature
 from privinfer.models._onestep import TreatmentModel
 from privinfer.models.scores import functional_estimate
 
@@ -113,6 +114,8 @@ class PrivateFunctional(TreatmentModel):
         self.functional_name = str(name)
         public = data[[c for c in data.columns if c not in self.mechanism.private_columns]]
         self.c0, self.C = _affine_coefficients(functional, public, len(self.levels))
+
+    __init__ = with_options_signature(__init__, TreatmentModel.__init__)  # type: ignore[arg-type]
 
     def _param_names(self) -> list[str]:
         return [self.functional_name]

@@ -1,9 +1,11 @@
-r"""Private kernel regression: Nadaraya–Watson and local linear (seed 003, Example 11).
+r"""Private kernel regression: Nadaraya–Watson and local linear.
+
+Kormos and van der Vaart (2026), "Private rate-double-robust inference", Example 11.
 
 The ordinary Nadaraya–Watson fit is a ratio of two kernel sums,
 :math:`\hat\mu(x) = \sum_i K_h(x - X_i) Y_i / \sum_i K_h(x - X_i)`. Each sum is the mean
 of a function of the private covariates, so each is estimated without bias from released
-rows by the inversion identity (DESIGN.md §4, §6):
+rows by the inversion identity:
 
 .. math::
 
@@ -13,8 +15,8 @@ rows by the inversion identity (DESIGN.md §4, §6):
 
 and the same with :math:`Y \equiv 1` for the density term :math:`\hat D(x)`, which
 deconvolves the released density with the public :math:`(K_h * \bar Q)(x)`
-(:math:`\check p_{X} = \check p_Z/\alpha - (1-\alpha)\bar q_h/\alpha` of seed 003). The
-local-linear fit solves the weighted least-squares system whose entries
+(:math:`\check p_{X} = \check p_Z/\alpha - (1-\alpha)\bar q_h/\alpha` of Kormos and
+van der Vaart, 2026). The local-linear fit solves the weighted least-squares system whose entries
 :math:`\frac1n\sum_i Q_X^{-1}[K_h(x-\cdot)(\cdot - x)^{e} y^{w}]` are deconvolved the same way.
 
 **Whole functions.** :math:`Q_X^{-1}` acts on the whole product kernel of the private
@@ -49,13 +51,13 @@ from scipy.signal import fftconvolve
 from privinfer._typing import FloatArray, IntArray, RandomStateLike
 from privinfer._validation import check_alpha, check_in_interval, check_int
 from privinfer.exceptions import DataMismatchError, DensityFloorWarning, SingularDesignError
+from privinfer.inversion import invert, reference_design
 
 __all__ = [
     "KernelDiagnostics",
     "KernelReference",
     "KernelRegressionResult",
     "categorical_codes",
-    "invert_terms",
     "private_kernel_regression",
     "scott_bandwidth",
 ]
@@ -151,7 +153,7 @@ class KernelReference:
         >>> KernelReference.from_mechanism(mech, ["x"], m=256).x.shape
         (256, 1)
         """
-        draw = mechanism.reference.draw_for_moments(m, random_state=random_state)  # type: ignore[attr-defined]
+        draw = reference_design(mechanism, None, m, random_state)
         frame = draw.frame
         x = (
             frame[list(continuous)].to_numpy(dtype=float)
@@ -314,8 +316,8 @@ def scott_bandwidth(
         z = x[:, j]
         if alpha < 1.0 and reference is not None:
             w = reference.weights
-            m1 = (z.mean() - (1 - alpha) * (w @ reference.x[:, j])) / alpha
-            m2 = ((z**2).mean() - (1 - alpha) * (w @ reference.x[:, j] ** 2)) / alpha
+            m1 = float(invert(z.mean(), w @ reference.x[:, j], alpha))
+            m2 = float(invert((z**2).mean(), w @ reference.x[:, j] ** 2, alpha))
             var = m2 - m1**2
             sds.append(np.sqrt(var) if var > 0 else z.std())
         else:
@@ -639,8 +641,9 @@ def private_kernel_regression(
     weighted least-squares system) are means of :math:`Q_X^{-1}` applied to whole
     kernel functions of the private coordinates, so each is unbiased for its true-data
     counterpart; the density term uses the reference-smoothed :math:`(K_h * \bar Q)(x)`
-    (seed 003, Example 11). Product kernels cover several continuous coordinates;
-    categorical coordinates (private or public) enter by exact matching, as cells.
+    (Kormos and van der Vaart, 2026, Example 11). Product kernels cover several continuous
+    coordinates; categorical coordinates (private or public) enter by exact matching, as
+    cells.
 
     Use it for a smooth regression of a public response on a few (d <= 3) continuous
     private covariates. Cost with ``method="binned"``: O(n 2^d + G log G) for ``G`` grid
@@ -721,7 +724,7 @@ def private_kernel_regression(
 
     with :math:`U = (V, Z)`; :math:`\hat\mu_{NW} = \hat T_0/\hat S_0` and the local-linear
     fit is the intercept of :math:`\hat S\beta = \hat T`. Its error is
-    :math:`O_P(\alpha^{-2}(nh^d)^{-1} + h^{2\beta})` (seed 003, Example 11).
+    :math:`O_P(\alpha^{-2}(nh^d)^{-1} + h^{2\beta})` (Kormos and van der Vaart, 2026, Example 11).
     The denominator's standard error is
     :math:`\widehat{se} = \alpha^{-1}\{(\overline{\kappa_h^2} - \overline{\kappa_h}^2)/n\}^{1/2}`.
 
@@ -742,6 +745,85 @@ def private_kernel_regression(
     """
     owner = "private_kernel_regression"
     alpha = check_alpha(alpha, owner)
+    floor_sd, grid_size = _check_kernel_options(
+        kind, kernel, method, on_floor, floor_sd, grid_size, owner
+    )
+    y = np.asarray(y, dtype=float).ravel()
+    n = y.size
+    if n == 0 or not np.all(np.isfinite(y)):
+        raise DataMismatchError(f"{owner}: y must be a non-empty finite array.")
+    (xx, pub, xc, pc), (ex, epub, exc, epc) = _covariate_arrays(
+        n,
+        (x, public, x_cat, public_cat),
+        x_eval,
+        (public_eval, x_cat_eval, public_cat_eval),
+        owner,
+    )
+    ref_x = np.asarray(reference.x, dtype=float).reshape(len(reference.weights), -1)
+    if ref_x.shape[1] != xx.shape[1]:
+        raise DataMismatchError(
+            f"{owner}: the reference has {ref_x.shape[1]} continuous column(s), x has "
+            f"{xx.shape[1]}."
+        )
+    ref_c = _as2d(reference.cat, ref_x.shape[0], "reference.cat", np.int64)
+    if ref_c.shape[1] != xc.shape[1]:
+        raise DataMismatchError(f"{owner}: reference.cat and x_cat have different widths.")
+    (pcell, epcell), P = _cells([pc, epc])
+    (xcell, excell, rcell), C = _cells([xc, exc, ref_c])
+    coords = np.hstack([pub, xx])
+    e_coords = np.hstack([epub, ex])
+    D, dv = coords.shape[1], pub.shape[1]
+    h = _kernel_bandwidth(bandwidth, xx, pub if dv else None, alpha, reference, D, owner)
+    des = _Design(
+        y, coords, pcell, xcell, P, C, e_coords, epcell, excell, ref_x, rcell,
+        np.asarray(reference.weights, dtype=float), reference.replicate, dv, h, kernel,
+    )  # fmt: skip
+    monos = _monomials(D, kind)
+    need_t = 1 + (D if kind == "local_linear" else 0)
+    if method == "exact":
+        terms, ref_err = _exact_terms(des, monos, need_t)
+        grid_shape: tuple[int, ...] = ()
+    else:
+        terms, ref_err, grid_shape = _binned_terms(des, monos, need_t, grid_size)
+    pred, dens, floored, n_fallback = _deconvolved_predictions(
+        terms, y, alpha, floor_sd, on_floor, kind, monos, D, h, need_t, owner
+    )
+    n_floored = int(floored.sum())
+    if n_floored and warn:
+        warnings.warn(
+            f"{owner}: {n_floored} of {dens.size} evaluation point(s) "
+            f"({n_floored / dens.size:.1%}) had a deconvolved denominator below its floor "
+            f"(smallest {dens.min():.3g}); predictions there were "
+            f"{'trimmed (NaN)' if on_floor == 'trim' else 'floored'}. Recorded in diagnostics.",
+            DensityFloorWarning,
+            stacklevel=2,
+        )
+    peak = float(np.max(dens))
+    diag = KernelDiagnostics(
+        kind=kind,
+        kernel=kernel,
+        method=method,
+        bandwidth=tuple(float(v) for v in h),
+        grid_shape=grid_shape,
+        n_floored=n_floored,
+        share_floored=n_floored / dens.size if dens.size else 0.0,
+        min_density=float(dens.min()) if dens.size else float("nan"),
+        n_fallback=n_fallback,
+        reference_error=(1.0 - alpha) / alpha * ref_err / peak if peak > 0 else 0.0,
+    )
+    return KernelRegressionResult(pred, dens, floored, diag)
+
+
+def _check_kernel_options(
+    kind: str,
+    kernel: str,
+    method: str,
+    on_floor: str,
+    floor_sd: float,
+    grid_size: int | None,
+    owner: str,
+) -> tuple[float, int | None]:
+    """Validate the string options, the floor and the grid size of the kernel regression."""
     if kind not in ("nw", "local_linear"):
         raise ValueError(f"{owner}: kind must be 'nw' or 'local_linear'; got {kind!r}.")
     if kernel not in ("gaussian", "epanechnikov"):
@@ -753,10 +835,22 @@ def private_kernel_regression(
     floor_sd = check_in_interval(floor_sd, "floor_sd", owner, 0.0, np.inf)
     if grid_size is not None:
         grid_size = check_int(grid_size, "grid_size", owner, 8)
-    y = np.asarray(y, dtype=float).ravel()
-    n = y.size
-    if n == 0 or not np.all(np.isfinite(y)):
-        raise DataMismatchError(f"{owner}: y must be a non-empty finite array.")
+    return floor_sd, grid_size
+
+
+def _covariate_arrays(
+    n: int,
+    data: tuple[object, object, object, object],
+    x_eval: object,
+    evals: tuple[object, object, object],
+    owner: str,
+) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """Covariate arrays ``(x, public, x_cat, public_cat)`` of the data and evaluation points.
+
+    The evaluation points are the data themselves when ``x_eval`` is None; widths must match.
+    """
+    x, public, x_cat, public_cat = data
+    public_eval, x_cat_eval, public_cat_eval = evals
     xx = _as2d(x, n, "x")
     pub = _as2d(public, n, "public")
     xc = _as2d(x_cat, n, "x_cat", np.int64)
@@ -782,50 +876,59 @@ def private_kernel_regression(
                 f"{owner}: {name} has {a.shape[1]} column(s) but its evaluation counterpart "
                 f"{b.shape[1]}."
             )
-    ref_x = np.asarray(reference.x, dtype=float).reshape(len(reference.weights), -1)
-    if ref_x.shape[1] != xx.shape[1]:
-        raise DataMismatchError(
-            f"{owner}: the reference has {ref_x.shape[1]} continuous column(s), x has "
-            f"{xx.shape[1]}."
-        )
-    ref_c = _as2d(reference.cat, ref_x.shape[0], "reference.cat", np.int64)
-    if ref_c.shape[1] != xc.shape[1]:
-        raise DataMismatchError(f"{owner}: reference.cat and x_cat have different widths.")
-    (pcell, epcell), P = _cells([pc, epc])
-    (xcell, excell, rcell), C = _cells([xc, exc, ref_c])
-    coords = np.hstack([pub, xx])
-    e_coords = np.hstack([epub, ex])
-    D, dv = coords.shape[1], pub.shape[1]
+    return (xx, pub, xc, pc), (ex, epub, exc, epc)
+
+
+def _kernel_bandwidth(
+    bandwidth: object,
+    xx: FloatArray,
+    pub: FloatArray | None,
+    alpha: float,
+    reference: KernelReference,
+    D: int,
+    owner: str,
+) -> FloatArray:
+    """One bandwidth per continuous dimension (public first): given, or Scott's rule."""
     if isinstance(bandwidth, str):
         if bandwidth != "scott":
             raise ValueError(f"{owner}: bandwidth must be positive or 'scott'; got {bandwidth!r}.")
-        h = scott_bandwidth(xx, alpha=alpha, reference=reference, public=pub if dv else None)
-    else:
-        if isinstance(bandwidth, bool) or (np.ndim(bandwidth) > 0 and np.size(bandwidth) != D):
-            raise ValueError(
-                f"{owner}: bandwidth must be a float or have {D} entries (one per continuous "
-                f"dimension, public first); got {bandwidth!r}."
-            )
-        h = np.broadcast_to(np.asarray(bandwidth, dtype=float), (D,)).copy()
-        if np.any(~np.isfinite(h)) or np.any(h <= 0) or isinstance(bandwidth, bool):
-            raise ValueError(
-                f"The 'bandwidth' parameter of {owner} must be positive and finite. "
-                f"Got {bandwidth!r} instead."
-            )
-    des = _Design(
-        y, coords, pcell, xcell, P, C, e_coords, epcell, excell, ref_x, rcell,
-        np.asarray(reference.weights, dtype=float), reference.replicate, dv, h, kernel,
-    )  # fmt: skip
-    monos = _monomials(D, kind)
-    need_t = 1 + (D if kind == "local_linear" else 0)
-    if method == "exact":
-        terms, ref_err = _exact_terms(des, monos, need_t)
-        grid_shape: tuple[int, ...] = ()
-    else:
-        terms, ref_err, grid_shape = _binned_terms(des, monos, need_t, grid_size)
+        return scott_bandwidth(xx, alpha=alpha, reference=reference, public=pub)
+    if isinstance(bandwidth, bool) or (np.ndim(bandwidth) > 0 and np.size(bandwidth) != D):
+        raise ValueError(
+            f"{owner}: bandwidth must be a float or have {D} entries (one per continuous "
+            f"dimension, public first); got {bandwidth!r}."
+        )
+    h = np.broadcast_to(np.asarray(bandwidth, dtype=float), (D,)).copy()
+    if np.any(~np.isfinite(h)) or np.any(h <= 0) or isinstance(bandwidth, bool):
+        raise ValueError(
+            f"The 'bandwidth' parameter of {owner} must be positive and finite. "
+            f"Got {bandwidth!r} instead."
+        )
+    return h
+
+
+def _deconvolved_predictions(
+    terms: dict[str, FloatArray],
+    y: FloatArray,
+    alpha: float,
+    floor_sd: float,
+    on_floor: str,
+    kind: str,
+    monos: list[tuple[int, ...]],
+    D: int,
+    h: FloatArray,
+    need_t: int,
+    owner: str,
+) -> tuple[FloatArray, FloatArray, np.ndarray, int]:
+    """Deconvolve the kernel sums, floor small denominators, and predict.
+
+    Returns predictions, deconvolved denominators, the floored mask and the number of
+    local-linear fallbacks to Nadaraya-Watson.
+    """
+    n = y.size
     # deconvolve: (data - (1 - alpha) * public * reference) / alpha
-    S = invert_terms(terms["data1"], terms["pub1"] * terms["ref"], alpha)
-    T = invert_terms(terms["datay"], terms["puby"] * terms["ref"][:, :need_t], alpha)
+    S = invert(terms["data1"], terms["pub1"] * terms["ref"], alpha)
+    T = invert(terms["datay"], terms["puby"] * terms["ref"][:, :need_t], alpha)
     dens = S[:, 0]
     if np.all(dens <= 0):
         raise SingularDesignError(
@@ -856,46 +959,7 @@ def private_kernel_regression(
         pred, n_fallback = _local_linear(S, T, monos, D, h, nw, floored)
     if on_floor == "trim":
         pred = np.where(floored, np.nan, pred)
-    if n_floored and warn:
-        warnings.warn(
-            f"{owner}: {n_floored} of {dens.size} evaluation point(s) "
-            f"({n_floored / dens.size:.1%}) had a deconvolved denominator below its floor "
-            f"(smallest {dens.min():.3g}); predictions there were "
-            f"{'trimmed (NaN)' if on_floor == 'trim' else 'floored'}. Recorded in diagnostics.",
-            DensityFloorWarning,
-            stacklevel=2,
-        )
-    peak = float(np.max(dens))
-    diag = KernelDiagnostics(
-        kind=kind,
-        kernel=kernel,
-        method=method,
-        bandwidth=tuple(float(v) for v in h),
-        grid_shape=grid_shape,
-        n_floored=n_floored,
-        share_floored=n_floored / dens.size if dens.size else 0.0,
-        min_density=float(dens.min()) if dens.size else float("nan"),
-        n_fallback=n_fallback,
-        reference_error=(1.0 - alpha) / alpha * ref_err / peak if peak > 0 else 0.0,
-    )
-    return KernelRegressionResult(pred, dens, floored, diag)
-
-
-def invert_terms(data: FloatArray, qbar: FloatArray, alpha: float) -> FloatArray:
-    r"""Deconvolve kernel sums: :math:`(\text{data} - (1-\alpha)\,\text{qbar})/\alpha`.
-
-    The reference part is dropped exactly at ``alpha = 1``, so the private fit is then
-    the ordinary one bit for bit.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> invert_terms(np.array([2.0]), np.array([1.0]), 0.5).tolist()
-    [3.0]
-    """
-    if alpha == 1.0:
-        return np.array(data, dtype=float, copy=True)
-    return (data - (1.0 - alpha) * qbar) / alpha
+    return pred, dens, floored, n_fallback
 
 
 def _local_linear(

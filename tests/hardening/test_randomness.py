@@ -36,7 +36,7 @@ BANNED = [
 #: Functions allowed a fixed default seed: analyst-side numerical integration (Sobol
 #: scrambles of the *public* reference), never privacy noise.
 FIXED_SEED_ALLOWED = {
-    ("inversion.py", "private_expectation"),
+    ("descriptive.py", "private_expectation"),
     # nuisance.kernel: QMC draws of the public reference for the deconvolved kernel fit
     ("kernel.py", "from_mechanism"),
 }
