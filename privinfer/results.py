@@ -26,6 +26,8 @@ from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 from tqdm.auto import tqdm
 
+from privinfer._hypotheses import PersistMixin, PostEstimationMixin
+from privinfer._tables import ModelLabel
 from privinfer._typing import FloatArray, IntArray, RandomStateLike
 from privinfer._validation import check_in_interval, check_int, check_random_state
 from privinfer.covariance import cluster_sums as _cluster_sums
@@ -370,7 +372,7 @@ def influence_cov(phi: FloatArray, clusters: IntArray | None = None) -> FloatArr
     return _influence_cov(phi, clusters)
 
 
-class PrivateResults:
+class PrivateResults(PostEstimationMixin):
     """Estimates, standard errors and intervals from a private estimator.
 
     Parameters
@@ -394,8 +396,10 @@ class PrivateResults:
     # -- core quantities ---------------------------------------------------------------
     @property
     def model(self) -> str:
-        """Name of the estimator."""
-        return self._record.model
+        """Name of the estimator (a ``str`` that also carries statsmodels' ``endog_names``)."""
+        return ModelLabel(
+            self._record.model, self._record.dep_variable, list(self._record.params.index)
+        )
 
     @property
     def params(self) -> pd.Series:
@@ -823,6 +827,16 @@ class PrivateResults:
         """Sum of estimates on the same rows, with the SE of the sum."""
         return self._combine(other, 1.0)
 
+    # -- post-estimation (cov_params, t_test, wald_test, f_test, save, load) -------------
+    @property
+    def df_resid(self) -> float:
+        """Residual degrees of freedom, ``nobs - len(params)`` (used by :meth:`f_test`)."""
+        return float(self.nobs - len(self._record.params))
+
+    @property
+    def _df_resid(self) -> float:
+        return self.df_resid
+
     # -- presentation ------------------------------------------------------------------
     def _privacy_facts(self) -> list[tuple[str, str]]:
         mech = self._record.mechanism
@@ -946,7 +960,7 @@ def _multipliers(method: str, size: tuple[int, int], rng: np.random.Generator) -
     return u / np.sqrt(2.0) + (v**2 - 1.0) / 2.0
 
 
-class ComparisonResults:
+class ComparisonResults(PersistMixin):
     """Several results side by side (linearmodels' ``compare``); build with :func:`compare`.
 
     Attributes are DataFrames with one column per model and one row per parameter
@@ -980,7 +994,13 @@ class ComparisonResults:
         self._results = dict(results)
 
     def _frame(self, attr: str) -> pd.DataFrame:
-        return pd.DataFrame({k: getattr(r, attr) for k, r in self._results.items()})
+        # rows in order of first appearance (a dict of Series would sort them)
+        order: list[Any] = []
+        for r in self._results.values():
+            order.extend(p for p in r.params.index if p not in order)
+        return pd.DataFrame(
+            {k: getattr(r, attr).reindex(order) for k, r in self._results.items()}, index=order
+        )
 
     @property
     def params(self) -> pd.DataFrame:

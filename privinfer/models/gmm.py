@@ -35,13 +35,14 @@ Covariances, clusters and the sandwich come from :mod:`privinfer.covariance`.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from privinfer._typing import FloatArray, RandomStateLike
+from privinfer._frames import as_pandas, frame_from_arrays
+from privinfer._typing import ArrayLike, FloatArray, RandomStateLike
 from privinfer._validation import check_in_interval, check_int, check_random_state
 from privinfer.covariance import cluster_codes
 from privinfer.exceptions import (
@@ -196,6 +197,7 @@ class PrivateGMM:
         columns: Sequence[str] | None = None,
         reference_size: int = 512,
     ) -> None:
+        data = as_pandas(data, "PrivateGMM")
         engine = (
             moments
             if isinstance(moments, GMMEngine)
@@ -395,6 +397,7 @@ class PrivateGMM:
         parsed = parse_linear_formula(formula, owner, iv=False)
         if not parsed.intercept:
             raise DataMismatchError(f"{owner}: {formula!r} must keep the intercept.")
+        data = as_pandas(data, owner)
         mech = check_inputs(data, mechanism, owner)
         size = check_int(reference_size, "reference_size", owner, 2)
         design = build_linear_design(parsed, data, mech, owner)
@@ -419,12 +422,124 @@ class PrivateGMM:
     ) -> PrivateGMM:
         owner = "PrivateGMM.iv" if iv else "PrivateGMM.ols"
         parsed = parse_linear_formula(formula, owner, iv=iv)
+        data = as_pandas(data, owner)
         mech = check_inputs(data, mechanism, owner)
         size = check_int(reference_size, "reference_size", owner, 2)
         design = build_linear_design(parsed, data, mech, owner)
         kind = "iv" if iv else "ols"
         engine = LinearEngine(design, mech, kind, formula, parsed.dependent, size, parsed.intercept)
         return cls(engine, data, mech, engine.k_params)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        dependent: ArrayLike,
+        exog: ArrayLike | None,
+        endog: ArrayLike | None = None,
+        instruments: ArrayLike | None = None,
+        *,
+        mechanism: AlphaIdentity,
+        logit: bool = False,
+        intercept: bool = True,
+        names: Mapping[str, str | Sequence[str]] | None = None,
+        reference_size: int = 8192,
+    ) -> PrivateGMM:
+        r"""Linear regression, linear IV or logit from numpy arrays (linearmodels' order).
+
+        The arrays become the columns ``y``, ``x1 .. xk`` (exogenous regressors),
+        ``endog1 ..`` and ``z1 ..`` (excluded instruments) of a frame (a 1-D array keeps
+        the bare name: ``x``, ``endog``, ``z``), and the model is built as
+        :meth:`ols` (``"y ~ x1 + x2"``), :meth:`iv` (``"y ~ x1 + [endog1 ~ z1 + z2]"``)
+        or :meth:`logit`; the mechanism's reference distributions are keyed by those
+        names. Categorical regressors need a formula (``C(g)``).
+
+        Parameters
+        ----------
+        dependent : array-like of shape (n,)
+            Dependent variable (public).
+        exog : array-like of shape (n,) or (n, k), or None
+            Exogenous regressors, without a constant column (see ``intercept``).
+        endog : array-like of shape (n,) or (n, p), optional
+            Endogenous regressors (IV); needs ``instruments``.
+        instruments : array-like of shape (n,) or (n, q), optional
+            Excluded instruments, ``q >= p``.
+        mechanism : AlphaIdentity
+            The mechanism that released the private columns.
+        logit : bool, default=False
+            A logistic regression of a 0/1 ``dependent`` instead of a linear model.
+        intercept : bool, default=True
+            Add an intercept (named ``Intercept``); a logit needs one.
+        names : mapping, optional
+            Column names by argument: ``{"dependent": "lwage", "exog": ["exper"],
+            "endog": ["educ"], "instruments": ["fatheduc", "motheduc"]}``.
+        reference_size : int, default=8192
+            Reference (Sobol) points for the moments of continuous private columns.
+
+        Returns
+        -------
+        PrivateGMM
+
+        Raises
+        ------
+        DataMismatchError
+            Arrays of different lengths, non-numeric arrays, clashing names, ``endog``
+            without ``instruments`` (or the reverse), or IV with ``logit=True``.
+
+        Warns
+        -----
+        UnverifiedReleaseWarning
+            Below keep probability 1: arrays carry no release metadata, so nothing
+            shows that they went through ``mechanism``.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import numpy as np, pandas as pd, privinfer as pi
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.uniform(0, 1, 3000); w = rng.normal(size=3000)
+        >>> y = 1 + 2 * x - w + rng.normal(size=3000)
+        >>> mech = pi.AlphaIdentity(0.6, {"x": pi.reference.Uniform(0, 1)})
+        >>> x_released = mech.privatize(pd.DataFrame({"x": x}), shuffle=False,
+        ...                             random_state=1)["x"]
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", pi.UnverifiedReleaseWarning)
+        ...     res = pi.PrivateGMM.from_arrays(y, np.column_stack([x_released, w]),
+        ...                                     mechanism=mech, names={"exog": ["x", "w"]})
+        >>> res.formula
+        'y ~ 1 + x + w'
+        >>> fit = res.fit(random_state=0)
+        >>> bool(abs(fit.params["x"] - 2) < 4 * fit.bse["x"])
+        True
+        """
+        owner = "PrivateGMM.from_arrays"
+        if (endog is None) != (instruments is None):
+            raise DataMismatchError(
+                f"{owner}: endogenous regressors and excluded instruments go together; got "
+                f"endog={'an array' if endog is not None else None} and instruments="
+                f"{'an array' if instruments is not None else None}."
+            )
+        if logit and endog is not None:
+            raise DataMismatchError(f"{owner}: a logit has no endogenous regressors.")
+        roles = {"dependent": "y", "exog": "x", "endog": "endog", "instruments": "z"}
+        given = dict(names or {})
+        unknown = sorted(set(given) - set(roles))
+        if unknown:
+            raise DataMismatchError(
+                f"{owner}: names keys must be among {list(roles)}; got {unknown}."
+            )
+        frame, cols = frame_from_arrays(
+            {"y": dependent, "x": exog, "endog": endog, "z": instruments},
+            owner,
+            {roles[k]: v for k, v in given.items()},
+        )
+        rhs = ["1" if intercept else "0", *cols.get("x", [])]
+        if endog is not None:
+            rhs.append(f"[{' + '.join(cols['endog'])} ~ {' + '.join(cols['z'])}]")
+        formula = f"{cols['y'][0]} ~ {' + '.join(rhs)}"
+        if logit:
+            return cls.logit(formula, frame, mechanism=mechanism, reference_size=reference_size)
+        build = cls.iv if endog is not None else cls.ols
+        return build(formula, frame, mechanism=mechanism, reference_size=reference_size)
 
     # -- fit ---------------------------------------------------------------------------
     def fit(
