@@ -9,7 +9,7 @@ One formulaic ``ModelSpec`` is built on the released data and then materialises 
 released covariate design and the reference (quasi-Monte Carlo) design, so that both have
 identical columns, levels and stateful-transform state (``center()``, splines).
 Every covariate term must be a function of private variables only or of public variables
-only: reference expectations are then separable (DESIGN.md §4). Interactions between
+only: reference expectations are then separable (see the inversion user guide). Interactions between
 private and public covariates come from the series basis, not from formula terms.
 """
 
@@ -331,7 +331,8 @@ def check_public_columns(
         if col in mechanism.private_columns:
             raise MechanismMismatchError(
                 f"{owner}: the {role} {col!r} is covered by the mechanism, but the {role} must be "
-                "public (V in seed 003). Only covariates after '|' may be private."
+                "public (V in Kormos and van der Vaart, 2026). Only covariates after '|' may be "
+                "private."
             )
     for col in columns:
         s = data[col]

@@ -1,9 +1,11 @@
-r"""The optimal binary PML mechanism :math:`K^*` and the private simple-vs-simple test (seed 001).
+r"""The optimal binary PML mechanism :math:`K^*` and the private simple-vs-simple test.
 
-:func:`optimal_binary_mechanism` builds the kernel of seed 001 Theorem 3, which attains
+Grosse, Saeidian, Oechtering and Skoglund (2026).
+
+:func:`optimal_binary_mechanism` builds the kernel of Grosse et al. (2026) Theorem 3, which attains
 the Dobrushin bound :func:`~privinfer.pml.eta_tv`; :class:`PMLTest` uses it to test
 :math:`H_0: X\sim P` against :math:`H_1: X\sim Q` from one privatised bit per person
-(seed 001 §VI-A, Proposition 1).
+(Grosse et al., 2026, §VI-A, Proposition 1).
 """
 
 from __future__ import annotations
@@ -69,8 +71,8 @@ class BinaryMechanism:
     Built by :func:`optimal_binary_mechanism`; it releases one bit ``y`` per record with
     :math:`K^*(0|x) = \beta + \eta_{TV}(\varepsilon)\,a(x)`, where :math:`a = 1_A` (or a
     soft set with values in [0, 1]) and :math:`\beta = (1 - e^\varepsilon c\,\mu(A))/
-    (1 + e^\varepsilon d_c)`. ``y = 0`` is the label favoured by x in A (seed 001's
-    labelling).
+    (1 + e^\varepsilon d_c)`. ``y = 0`` is the label favoured by x in A (the labelling of
+    Grosse et al., 2026).
 
     Attributes
     ----------
@@ -489,7 +491,10 @@ class BitTestPlan:
         return np.asarray(stats.binom.sf(self.critical_value(n_arr, alpha), n_arr, self.null_prob))
 
     def n_bound(self, zeta: float = 0.05) -> float:
-        r"""Sample size :math:`8\log(1/\zeta)/(\eta_{TV}^2\mathrm{TV}^2)` (seed 001 Prop. 1)."""
+        r"""Sample size :math:`8\log(1/\zeta)/(\eta_{TV}^2\mathrm{TV}^2)`.
+
+        Grosse et al. (2026), Proposition 1.
+        """
         denom = (self.eta_tv * self.tv_pq) ** 2
         if denom == 0:
             return float("inf")

@@ -1,7 +1,7 @@
 r"""Mean estimation under eps-PML on the c-interior with one released bit per person.
 
-The linear-kernel mechanism of DESIGN.md §8 attains the minimax risk
-:math:`b^2/(n\eta_{TV}^2)` of seed 001 Theorem 8. :class:`PrivateMean` (an interval) and
+The linear-kernel mechanism attains the minimax risk
+:math:`b^2/(n\eta_{TV}^2)` of Grosse et al. (2026) Theorem 8. :class:`PrivateMean` (an interval) and
 :class:`PrivateVectorMean` (a box, one random coordinate per person) keep the data holder's
 :meth:`privatize` and the analyst's :meth:`estimate` apart; results hold only counts.
 """
@@ -282,7 +282,7 @@ class PrivateMeanResult(PostEstimationMixin):
 
 
 class PrivateMean:
-    r"""Mean of a bounded variable from one eps-PML bit per person (seed 001 §VI-C1).
+    r"""Mean of a bounded variable from one eps-PML bit per person (Grosse et al., 2026, §VI-C1).
 
     The holder releases :math:`Y\sim\mathrm{Bernoulli}((1-\eta)/2 + \eta(x - lo)/(hi - lo))`;
     the analyst averages :math:`\hat x = m + b(2Y-1)/\eta` (:math:`m` the midpoint,
@@ -316,7 +316,7 @@ class PrivateMean:
     is :math:`\log\frac{(1+\eta)/2}{cb + d_c(1-\eta)/2} = \log\frac{1+\eta}{1 - d_c\eta} =
     \varepsilon` (same for output 0). :math:`E\hat x = x` and :math:`E(\hat x - m)^2 =
     b^2/\eta^2`, so :math:`n\,E(\hat\theta - \theta)^2 = b^2/\eta^2 - (\theta - m)^2
-    \le b^2/\eta^2`: the upper bound of seed 001 Proposition 3.
+    \le b^2/\eta^2`: the upper bound of Grosse et al. (2026) Proposition 3.
 
     Examples
     --------
