@@ -97,13 +97,17 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=0.5)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--model-options", default="{}")
+    parser.add_argument("--n", type=int, default=None, help="Part 1 size (default 1e5)")
+    parser.add_argument(
+        "--big-n", type=int, default=None, help="Part 2 size (default 1e6; 0 skips Part 2)"
+    )
     parser.add_argument("--big", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     options = json.loads(args.model_options)
     if args.big:
         big(args.big, args.alpha, options)
         return
-    n = 20_000 if args.quick else 100_000
+    n = args.n or (20_000 if args.quick else 100_000)
     data, mech = _release(n, args.alpha)
     print(
         f"Part 1: n = {n:,}, {K} covariates, alpha = {args.alpha:g}, privinfer options "
@@ -117,7 +121,9 @@ def main() -> None:
     print(f"  DoubleMLIRM, degree-2 features : {t_dml:7.2f} s  (ATE {e_dml:.4f})")
     ratio = t_pi / t_dml
     print(f"  ratio = {ratio:.3f} ({'ok' if ratio <= 0.3 else 'FAIL'}; target <= 0.3)")
-    n_big = 200_000 if args.quick else 1_000_000
+    n_big = args.big_n if args.big_n is not None else (200_000 if args.quick else 1_000_000)
+    if not n_big:
+        return
     print(f"Part 2: n = {n_big:,} in a fresh process")
     subprocess.run(
         [

@@ -211,6 +211,28 @@ def summarise(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+DOCS_COLUMNS = [
+    ("design", "design", "{}"),
+    ("estimand", "estimand", "{}"),
+    ("n", "n", "{}"),
+    ("reps", "R", "{}"),
+    ("cov_privinfer", "cover (privinfer)", "{:.3f}"),
+    ("cov_doubleml", "cover (DoubleML)", "{:.3f}"),
+    ("cov_diff_mcse", "MCSE of diff.", "{:.3f}"),
+    ("len_ratio", "CI length ratio", "{:.2f}"),
+    ("bias_privinfer", "bias (privinfer)", "{:+.3f}"),
+    ("bias_doubleml", "bias (DoubleML)", "{:+.3f}"),
+    ("verdict", "verdict", "{}"),
+]
+
+
+def docs_csv(table: pd.DataFrame, path: Path) -> None:
+    """The main columns, formatted, for an rst ``csv-table`` include."""
+    pd.DataFrame(
+        {h: [f.format(v) for v in table[c]] for c, h, f in DOCS_COLUMNS},
+    ).to_csv(path, index=False)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -223,7 +245,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=14, help="same seeds as validate.py")
     parser.add_argument("--model-options", default="{}")
     parser.add_argument("--out", default="validate_doubleml.csv")
+    parser.add_argument("--docs-csv", default=None, help="formatted CSV for the docs include")
+    parser.add_argument("--render", default=None, help="re-render from a summary CSV")
     args = parser.parse_args(argv)
+    if args.render:
+        table = pd.read_csv(args.render)
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        if args.docs_csv:
+            docs_csv(table, Path(args.docs_csv))
+        return
     designs = args.designs.split(",") if args.designs else available()
     ns = [int(v) for v in args.n.split(",")] if args.n else ([4000] if args.quick else [1000, 4000])
     reps = args.reps or (30 if args.quick else 200)
@@ -273,6 +303,8 @@ def main(argv: list[str] | None = None) -> None:
         f"LogisticRegressionCV, trimming 0.01), {reps} reps, {time.perf_counter() - t0:.0f} s"
     )
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if args.docs_csv:
+        docs_csv(table, Path(args.docs_csv))
     print(
         f"cells failing (coverage below DoubleML's or CI length > {LENGTH_RATIO_MAX} x): "
         f"{int(table.verdict.str.startswith('FAIL').sum())} of {len(table)}"

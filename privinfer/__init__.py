@@ -14,22 +14,38 @@ import importlib
 from typing import Any
 
 from privinfer import exceptions, inversion, pml
+from privinfer._tables import summary_col
+from privinfer.exceptions import (
+    AlreadyReleasedError,
+    DerivedColumnError,
+    UndeclaredColumnWarning,
+    UnverifiedReleaseWarning,
+)
 from privinfer.mechanisms import AlphaIdentity, PrivacyGuarantees, reference
 from privinfer.models import PrivateATE, PrivateATT, PrivateFunctional, PrivateGMM, PrivatePOM
 from privinfer.planner import plan
+from privinfer.pml import PMLTest, PrivateMean, PrivateVectorMean
+from privinfer.release import read_release, write_release
 from privinfer.results import PrivateResults, compare
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AlphaIdentity",
+    "AlreadyReleasedError",
+    "DerivedColumnError",
+    "PMLTest",
     "PrivacyGuarantees",
     "PrivateATE",
     "PrivateATT",
     "PrivateFunctional",
     "PrivateGMM",
+    "PrivateMean",
     "PrivatePOM",
     "PrivateResults",
+    "PrivateVectorMean",
+    "UndeclaredColumnWarning",
+    "UnverifiedReleaseWarning",
     "__version__",
     "compare",
     "exceptions",
@@ -37,7 +53,10 @@ __all__ = [
     "plan",
     "plotting",
     "pml",
+    "read_release",
     "reference",
+    "summary_col",
+    "write_release",
 ]
 
 #: Submodules imported on first attribute access (they import optional dependencies).

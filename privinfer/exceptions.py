@@ -12,6 +12,7 @@ __all__ = [
     "BasisSizeError",
     "BootstrapError",
     "ClusterError",
+    "ConstraintError",
     "DataMismatchError",
     "DensityFloorWarning",
     "DerivedColumnError",
@@ -34,11 +35,13 @@ __all__ = [
     "ProblemSizeError",
     "ReferenceAccuracyWarning",
     "RegularizationBiasWarning",
+    "SeedReleaseWarning",
     "SingularDesignError",
     "TransportConvergenceError",
     "TransportConvergenceWarning",
     "UndeclaredColumnWarning",
     "UnknownCategoryError",
+    "UnsupportedInputError",
     "UnverifiedReleaseWarning",
     "WeightsError",
 ]
@@ -247,6 +250,61 @@ class UnverifiedReleaseWarning(PrivinferWarning):
 
     Nothing shows that the data went through that mechanism (raw or twice-privatised
     data give confident wrong answers); read releases with ``read_release`` instead.
+    """
+
+
+class SeedReleaseWarning(PrivinferWarning):
+    """A release was made from a reproducible seed (an int or a ``SeedSequence``).
+
+    Published randomness (a DPOT projection ``M``, a PrivTree shift ``U``) is a function
+    of the seed, so anyone who guesses the seed can regenerate every noise draw of the
+    release and subtract it, recovering the private values exactly. Pass
+    ``random_state=None`` (fresh OS entropy) for real releases; seeds are for research.
+    """
+
+
+class WeakInstrumentWarning(PrivinferWarning):
+    """The private first stage is weak (partial F below 10): read the Anderson-Rubin set.
+
+    Privacy weakens the first stage quickly as the keep probability falls; Wald intervals
+    of an IV coefficient then under-cover. ``results.ar_conf_int()`` stays valid.
+    """
+
+
+class NonRobustCovarianceWarning(PrivinferWarning):
+    """``cov_type="nonrobust"`` was asked for below ``alpha = 1``.
+
+    The classical covariance ignores the variance that the privacy noise adds to the
+    private moment rows, so its standard errors are too small unless ``alpha = 1``.
+    """
+
+
+class NotAvailableError(PrivinferError, AttributeError):
+    """A results quantity is not defined for this model or no longer available.
+
+    Raised e.g. for ``rsquared`` of a logit, ``get_margeff`` of a linear model, or
+    ``fittedvalues`` of results restored from a pickle (they hold no data rows).
+    """
+
+
+__all__ += ["NonRobustCovarianceWarning", "NotAvailableError", "WeakInstrumentWarning"]
+
+
+class ConstraintError(PrivinferError, ValueError):
+    """Linear restrictions for ``t_test`` / ``wald_test`` / ``f_test`` cannot be used.
+
+    Raised for a restriction string that names no parameter of the results, a matrix whose
+    number of columns differs from the number of parameters, or restrictions that are
+    linearly dependent (or untestable because the covariance is singular along them).
+    """
+
+
+class UnsupportedInputError(PrivinferError, TypeError):
+    """The data are neither a pandas DataFrame nor a frame privinfer can convert.
+
+    privinfer accepts pandas DataFrames, any DataFrame that narwhals supports (polars,
+    modin, cuDF, PyArrow tables...), Arrow streams, or frames implementing the DataFrame
+    interchange protocol; numpy arrays go through the models' ``from_arrays`` constructors.
     """
 
 
