@@ -273,7 +273,7 @@ class ResultsRecord:
     clusters: IntArray | None = None
     fingerprint: str | None = None
     bootstrap: BootstrapDraws | None = None
-    #: estimated bound B on |bias| per parameter (regularisation of the nuisances); the
+    #: estimated bound B on the absolute bias per parameter (regularised nuisances); the
     #: pointwise intervals use the bias-aware critical value (Armstrong and Kolesar, 2020)
     bias_bound: pd.Series | None = None
 

@@ -107,8 +107,8 @@ _REF_MAX_POINTS = 131_072
 #: ... and a ReferenceAccuracyWarning fires above this share.
 _REF_WARN_SHARE = 0.05
 #: The interval is widened when the estimated regularisation bias exceeds this share of the
-#: standard error (below it the bias-aware critical value is 1.96 to 3 digits anyway) ...
-_BIAS_NOTE_SHARE = 0.05
+#: standard error (below it the bias-aware critical value is under 1.99: 1.5% wider) ...
+_BIAS_NOTE_SHARE = 0.25
 #: ... and a RegularizationBiasWarning fires above this share (the bias-aware interval is
 #: then at least 1.3 times the usual one).
 _BIAS_WARN_SHARE = 0.5
@@ -796,7 +796,7 @@ class TreatmentModel:
 
         The influence value of a row is :math:`(s - (1-\alpha)\bar Q s)/\alpha`, and
         :math:`\bar Q s` evaluates the Riesz representer where the reference puts mass:
-        private overlap lives at the reference draws (DESIGN §6b).
+        private overlap lives at the reference draws (Kormos and van der Vaart, 2026).
         """
         riesz_names = [f"rho[{v}]" for v in self.inputs.levels]
         if self._odds:

@@ -3,7 +3,7 @@ r"""Polynomial series bases split into public and private factors.
 Every basis function is a monomial in the covariate columns, hence a product
 :math:`\varphi_j(v, x) = a_j(v)\,p_j(x)` of a public factor (the public columns'
 part) and a private factor (the private columns' part), which is what the separable
-inversion engine needs (DESIGN.md §4, §6).
+inversion engine needs (the inversion identity).
 """
 
 from __future__ import annotations

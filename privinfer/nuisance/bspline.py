@@ -3,13 +3,13 @@ r"""B-spline and tensor-product series bases, and ridge-penalised private series
 A :class:`BSplineBasis` has the interface of
 :class:`~privinfer.nuisance.PolynomialBasis`: every basis function is a product
 :math:`\varphi_j(v, x) = a_j(v)\,p_j(x)` of a public factor and a private factor, so the
-separable inversion engine (DESIGN.md §4) needs only the reference moments of the private
+separable inversion engine needs only the reference moments of the private
 factors. Knots come from public information only: quantiles of the reference
 distribution :math:`\bar Q` for private columns (never of the released values), sample
 quantiles for public columns.
 
 :func:`fit_ridge_series` solves the penalised private normal equations
-:math:`(G + \lambda s\,\Omega)\beta = c` (seed 003, sec. 6) for any such basis.
+:math:`(G + \lambda s\,\Omega)\beta = c` (Kormos and van der Vaart, 2026, sec. 6) for any such basis.
 """
 
 from __future__ import annotations
@@ -451,7 +451,7 @@ def fit_ridge_series(
     -----
     The penalised private least-squares criterion is
     :math:`\beta'G\beta - 2\beta'c + \lambda s\,\beta'\Omega\beta`, the private risk
-    :math:`E(Y - \beta'\varphi)^2 - EY^2` plus a penalty (seed 003, sec. 6; DESIGN.md §6).
+    :math:`E(Y - \beta'\varphi)^2 - EY^2` plus a penalty (Kormos and van der Vaart, 2026, sec. 6).
 
     Examples
     --------

@@ -1,4 +1,4 @@
-r"""Private cross-validation of nuisance fits (DESIGN.md §6, seed 003 sec. 6).
+r"""Private cross-validation of nuisance fits (Kormos and van der Vaart, 2026, sec. 6).
 
 The out-of-fold risk of a regression fit :math:`\hat\mu` trained on the other folds is
 :math:`E(m - \hat\mu)^2 = P_{VZ}Q_X^{-1}[(m - \hat\mu)^2]`. :math:`Q_X^{-1}` acts on the
@@ -428,7 +428,7 @@ def private_cv_series(
     .. math:: \widehat R_f = \frac1{n_f}\sum_{i\in f}Q_X^{-1}[w(y - \beta'\varphi)^2](V_i,Z_i)
               = \overline{wy^2}_f - 2\beta'c_f + \beta'G_f\beta
 
-    (seed 003, sec. 6; DESIGN.md §6). At ``alpha = 1`` this is the ordinary held-out
+    (Kormos and van der Vaart, 2026, sec. 6). At ``alpha = 1`` this is the ordinary held-out
     mean squared error.
 
     Examples
@@ -505,7 +505,7 @@ def private_cv_riesz(
     .. math:: \widehat L_f = \frac1{n_f}\sum_{i\in f}Q_X^{-1}[w\rho^2 - 2f(\rho)](V_i,Z_i)
               = \theta'G_f\theta - 2\theta'M_f
 
-    (seed 003, sec. 6, the loss behind Example 13).
+    (Kormos and van der Vaart, 2026, sec. 6, the loss behind Example 13).
 
     Examples
     --------

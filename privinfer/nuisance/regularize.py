@@ -11,7 +11,7 @@ so the whole path over :math:`\lambda` costs one eigendecomposition. Its shrink 
 in direction ``j`` is :math:`s_j = \lambda_j / (\lambda_j + \lambda)`.
 
 Each fit gets its **own** penalty (and its own sieve), chosen by its **own** private
-cross-validation loss, both separable and unbiased under :math:`Q_X^{-1}` (DESIGN §6b):
+cross-validation loss, both separable and unbiased under :math:`Q_X^{-1}` (Kormos and van der Vaart, 2026):
 
 * outcome: :math:`E(Y - \beta'\varphi)^2 - EY^2 = \beta'G_f\beta - 2\beta'c_f` on a
   held-out fold ``f``;
@@ -361,7 +361,7 @@ def cv_spectral(
     row-weighted average) is scored on fold ``f``. Outcome fits (``r = c``) give the private
     out-of-fold squared error minus :math:`EY^2`; Riesz fits (``r = M``) the Riesz loss
     :math:`E[\rho^2 - 2m(\rho)]`. Both are unbiased for the true-data losses given the fit
-    because ``G_f`` and ``r_f`` are (DESIGN §4), and independent of the fit's noise
+    because ``G_f`` and ``r_f`` are, and independent of the fit's noise
     because fold ``f`` is held out. One eigendecomposition per (fold, candidate) gives
     the whole ridge path.
 

@@ -28,7 +28,7 @@ mass, so a reference much wider than the data (a uniform reference on [0, cap] f
 skewed income) or with heavy tails cannot inflate the privatisation noise of the Gram
 matrices through huge powers of far-out reference draws; and knots at data quantiles
 follow the data, not the reference. Every function is a product :math:`a_j(v)p_j(x)` of a
-public and a private factor, as the separable inversion engine requires (DESIGN §4).
+public and a private factor, as the separable inversion engine requires.
 """
 
 from __future__ import annotations

@@ -189,7 +189,10 @@ def test_options_are_defined_once_and_checked():
     with pytest.raises(TypeError, match="unexpected option"):
         TreatmentOptions.from_keywords("PrivateATE", {"n_fold": 3})
     opts = TreatmentOptions().validated("PrivateATE", 0.5)
-    assert opts.split_nuisances is True
+    assert opts.split_nuisances is False  # off by default (measured, issue 14)
+    assert opts.ridge == "cv"
+    assert TreatmentOptions(degree=1).validated("PrivateATE", 1.0).ridge == 0.0
+    assert TreatmentOptions(split_nuisances=True).validated("X", 0.5).split_nuisances is True
     assert TreatmentOptions(n_folds=2).validated("PrivateATE", 0.5).split_nuisances is False
     assert TreatmentOptions().validated("PrivateATE", 1.0).split_nuisances is False
     with pytest.raises(dataclasses.FrozenInstanceError):
