@@ -27,7 +27,7 @@ import pandas as pd
 from scipy import stats
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import privinfer as pi  # noqa: E402
+import privinfer as pi
 
 CAP = 10.0
 
