@@ -9,7 +9,8 @@ distribution :math:`\bar Q` for private columns (never of the released values), 
 quantiles for public columns.
 
 :func:`fit_ridge_series` solves the penalised private normal equations
-:math:`(G + \lambda s\,\Omega)\beta = c` (Kormos and van der Vaart, 2026, sec. 6) for any such basis.
+:math:`(G + \lambda s\,\Omega)\beta = c` (Kormos and van der Vaart, 2026, sec. 6)
+for any such basis.
 """
 
 from __future__ import annotations

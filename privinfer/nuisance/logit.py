@@ -1,4 +1,6 @@
-r"""Private logistic regression by the private method of moments (Kormos and van der Vaart, 2026, Prop. 2).
+r"""Private logistic regression by the private method of moments.
+
+Kormos and van der Vaart (2026), Prop. 2.
 
 The logistic score :math:`\phi_\gamma(v, x) = (d - \mathrm{expit}(\gamma'\psi(w, x)))\,\psi(w, x)`
 with a linear basis :math:`\psi = (1, w, x)` is inverted whole:

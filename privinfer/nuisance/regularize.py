@@ -11,7 +11,8 @@ so the whole path over :math:`\lambda` costs one eigendecomposition. Its shrink 
 in direction ``j`` is :math:`s_j = \lambda_j / (\lambda_j + \lambda)`.
 
 Each fit gets its **own** penalty (and its own sieve), chosen by its **own** private
-cross-validation loss, both separable and unbiased under :math:`Q_X^{-1}` (Kormos and van der Vaart, 2026):
+cross-validation loss, both separable and unbiased under :math:`Q_X^{-1}`
+(Kormos and van der Vaart, 2026):
 
 * outcome: :math:`E(Y - \beta'\varphi)^2 - EY^2 = \beta'G_f\beta - 2\beta'c_f` on a
   held-out fold ``f``;

@@ -1,4 +1,6 @@
-r"""Private series regression and the automatic Riesz representer (Kormos and van der Vaart, 2026, sec. 6).
+r"""Private series regression and the automatic Riesz representer.
+
+Kormos and van der Vaart (2026), sec. 6.
 
 Both solve a linear system in the deconvolved Gram matrix
 :math:`G = \frac1n\sum_i Q_X^{-1}[b b'](V_i, Z_i)`: the outcome regression
