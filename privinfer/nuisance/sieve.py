@@ -145,7 +145,9 @@ _B2 = 151.0 / 315.0
 def _cardinal_cubic(t: FloatArray) -> FloatArray:
     """Cardinal cubic B-spline (support [-2, 2], peak 2/3 at 0)."""
     a = np.abs(t)
-    return np.where(a < 1, (4 - 6 * a**2 + 3 * a**3) / 6, np.where(a < 2, (2 - a) ** 3 / 6, 0.0))
+    p2 = np.maximum(2.0 - a, 0.0)
+    p1 = np.maximum(1.0 - a, 0.0)
+    return (p2 * p2 * p2 - 4.0 * (p1 * p1 * p1)) / 6.0
 
 
 def _atom(v: FloatArray, kind: str, centre: float, width: float, raw: bool) -> FloatArray:
