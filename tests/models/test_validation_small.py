@@ -126,7 +126,6 @@ CASES = [
         "ATE",
         "ATE",
         id="sieve_drift-a1-n4000-ATE",
-        marks=pytest.mark.xfail(strict=False, reason=ISSUE_14),
     ),
     pytest.param(
         "overlap_s",
@@ -135,7 +134,6 @@ CASES = [
         "ATE",
         "ATE",
         id="overlap_s-a1-n4000-ATE",
-        marks=pytest.mark.xfail(strict=False, reason=ISSUE_14),
     ),
     pytest.param(
         "lognormal_clip",
@@ -153,7 +151,6 @@ CASES = [
         "ATT",
         "ATT",
         id="topcoded-a0.5-n4000-ATT",
-        marks=pytest.mark.xfail(strict=False, reason=ISSUE_14),
     ),
 ]
 
