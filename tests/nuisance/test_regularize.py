@@ -167,3 +167,23 @@ def test_results_conf_int_is_bias_aware_when_a_bound_is_reported():
 
 def test_public_api_exports_warning():
     assert issubclass(pi.exceptions.RegularizationBiasWarning, pi.exceptions.PrivinferWarning)
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.6])
+def test_private_logit_is_invariant_to_column_units(alpha):
+    """The propensity fit must not depend on the covariates' units (issue 14, 401(k) case)."""
+    from privinfer.nuisance.logit import fit_private_logit
+
+    rng = np.random.default_rng(9)
+    n = 3000
+    x = rng.uniform(-1, 1, (n, 2))
+    d = (rng.random(n) < 1 / (1 + np.exp(-(x[:, 0] - 0.5 * x[:, 1])))).astype(float)
+    keep = rng.random(n) < alpha
+    z = np.where(keep[:, None], x, rng.uniform(-1, 1, (n, 2)))
+    ref = rng.uniform(-1, 1, (2048, 2))
+    w = np.full(2048, 1 / 2048)
+    scale = np.array([1e4, 1e-3])
+    a = fit_private_logit(d, np.zeros((n, 0)), z, ref, w, alpha)
+    b = fit_private_logit(d, np.zeros((n, 0)), z * scale, ref * scale, w, alpha)
+    np.testing.assert_allclose(z @ a.coef[1:] + a.coef[0], (z * scale) @ b.coef[1:] + b.coef[0],
+                               rtol=1e-6, atol=1e-8)  # fmt: skip
