@@ -38,6 +38,7 @@ __all__ = [
     "TransportConvergenceWarning",
     "UndeclaredColumnWarning",
     "UnknownCategoryError",
+    "UnsupportedBackendError",
     "UnverifiedReleaseWarning",
     "WeightsError",
 ]
@@ -246,4 +247,12 @@ class UnverifiedReleaseWarning(PrivinferWarning):
 
     Nothing shows that the data went through that mechanism (raw or twice-privatised
     data give confident wrong answers); read releases with ``read_release`` instead.
+    """
+
+
+class UnsupportedBackendError(PrivinferError, NotImplementedError):
+    """An option that a data backend (e.g. Dask DataFrames) does not support.
+
+    Options that need every private row in memory at once are refused on out-of-core
+    input rather than silently gathered; compute the frame to pandas to use them.
     """

@@ -50,6 +50,12 @@ from privinfer.formula import parse_treatment_formula
 from privinfer.inversion import ReferenceDesign, ReferenceMoments, reference_design
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models import scores
+from privinfer.models._backend import (
+    PandasRows,
+    RowSource,
+    dask_treatment_data,
+    is_dask_frame,
+)
 from privinfer.models._crossfit import draw_split, median_aggregate, training_folds
 from privinfer.models._inputs import (
     TreatmentData,
@@ -61,7 +67,6 @@ from privinfer.models._inputs import (
     release_guarantees,
     resolve_mechanism,
     treatment_data,
-    warn_empty_columns,
     with_options_signature,
 )
 from privinfer.models._nuisances import (
@@ -75,7 +80,13 @@ from privinfer.models._nuisances import (
     series_outcome,
     series_riesz,
 )
-from privinfer.models._suffstats import FoldStats, accumulate_stats, basis_rows, fold_fit
+from privinfer.models._suffstats import (
+    FoldStats,
+    basis_rows,
+    check_fold_counts,
+    fold_fit,
+    sum_stats,
+)
 from privinfer.models.scores import ReferenceTerms
 from privinfer.nuisance.basis import PolynomialBasis
 from privinfer.nuisance.kernel import KernelReference
@@ -158,13 +169,17 @@ class TreatmentModel:
         **options: Any,
     ) -> None:
         owner = self._name
-        check_frame(data, owner)
-        self.mechanism = resolve_mechanism(data, mechanism, owner)
+        dask_input = is_dask_frame(data)
+        if not dask_input:
+            check_frame(data, owner)
+        described = data._meta if dask_input else data  # type: ignore[union-attr]
+        self.mechanism = resolve_mechanism(described, mechanism, owner)
         opts = TreatmentOptions.from_keywords(owner, options)
         self.options = opts.validated(owner, self.mechanism.alpha)
         covariates = " + ".join(covariates) if isinstance(covariates, list) else covariates
         self.formula = formula or f"{outcome} ~ {treatment} | {covariates}"
-        self.inputs: TreatmentData = treatment_data(
+        build = dask_treatment_data if dask_input else treatment_data
+        built = build(
             data,
             self.mechanism,
             outcome=outcome,
@@ -174,6 +189,11 @@ class TreatmentModel:
             binary_reason=self._binary_reason,
             owner=owner,
         )
+        self._rows: RowSource
+        if isinstance(built, tuple):
+            self.inputs, self._rows = built
+        else:
+            self.inputs, self._rows = built, PandasRows(data, built)
 
     @classmethod
     @with_options_signature
@@ -265,10 +285,11 @@ class TreatmentModel:
         random_state : int, SeedSequence, Generator or None, default=None
             Seeds the reference (Sobol) sample and the splits, from independent child
             streams; ``None`` draws fresh entropy.
-        folds : array-like of shape (n,), optional
+        folds : array-like of shape (n,) or str, optional
             Fold label (0 .. n_folds-1) of every row, to reuse a split made elsewhere
-            (e.g. by DoubleML); only with ``n_rep=1``. With clusters, each cluster (first
-            dimension) must lie within one fold.
+            (e.g. by DoubleML), or the name of a public column of the data that holds
+            them (pandas or Dask); only with ``n_rep=1``. With clusters, each cluster
+            (first dimension) must lie within one fold.
         progress : bool, default=False
             Show a progress bar over repeated splits.
 
@@ -280,10 +301,11 @@ class TreatmentModel:
             Fewer clusters than folds.
         """
         o, x, owner = self.options, self.inputs, self._name
-        given = check_given_folds(folds, x, o.n_folds, o.n_rep, owner)
+        labels = self._rows.fold_labels(folds, self.mechanism, owner)
+        given = check_given_folds(labels, x, o.n_folds, o.n_rep, owner)
         if given is None:
             check_arm_sizes(x, o.n_folds, owner)
-        warn_empty_columns(x, owner)
+        self._rows.warn_empty_columns(owner)
         streams = spawn_generators(random_state, o.n_rep + 1)
         design = reference_design(self.mechanism, x.spec, o.reference_size, streams[0])
         basis = choose_basis(
@@ -357,27 +379,37 @@ class TreatmentModel:
         """Cross-fit once: nuisances per fold, held-out scores, the estimand's algebra."""
         o, x = self.options, self.inputs
         n, L = x.y.size, x.n_levels
-        st = accumulate_stats(folds, o.n_folds, x, basis, ref.outer, self.C, self._name)
+        R, C = ref.outer, self.C
+
+        def stats(inp: TreatmentData, fl: IntArray, off: int) -> FoldStats:
+            C_part = None if C is None else C[off : off + fl.size]
+            return sum_stats(fl, o.n_folds, inp, basis, R, C_part)
+
+        # pass 1: per fold x arm sufficient statistics
+        st = check_fold_counts(self._rows.fold_sums(folds, stats), self._name)
         P_ref = basis.private_only(design.U)
         kernel_ref = None
         if o.outcome_model == "kernel":
             kernel_ref = KernelReference(x=design.U, cat=None, weights=design.weights)
-        pom_phi, att_phi, risk = np.zeros((n, L)), np.zeros(n), np.zeros(n)
-        riesz2 = np.zeros((n, L + 1))
         with_terms = o.riesz == "auto" and o.outcome_model == "series"
         terms = [ReferenceTerms()] * (L + 1)
         repairs: list[GramRepair] = []
-        n_clipped, interp_err = 0, 0.0
+        interp_err = 0.0
+        nuisances = []
         for f in range(o.n_folds):
             nuis = self._fold_nuisances(f, folds, st, ref, design, P_ref, kernel_ref)
+            nuisances.append(nuis)
             repairs.extend(nuis.repairs)
             interp_err = max(interp_err, nuis.riesz.interp_error)
-            fs = self._held_out_scores(np.flatnonzero(folds == f), basis, nuis)
-            pom_phi[fs.rows], att_phi[fs.rows], risk[fs.rows] = fs.pom, fs.att, fs.risk
-            riesz2[fs.rows] = fs.riesz2
-            n_clipped += fs.n_clipped
             if with_terms:
                 terms = self._add_reference_terms(terms, st, f, nuis, basis.n_basis)
+
+        def held_out(inp: TreatmentData, fl: IntArray, off: int) -> tuple[Any, ...]:
+            C_part = None if C is None else C[off : off + fl.size]
+            return self._partition_scores(inp, fl, basis, nuisances, C_part)
+
+        # pass 2: the transformed scores of every held-out row
+        pom_phi, att_phi, risk, riesz2, n_clipped = self._rows.map_rows(folds, held_out)
         # sampling weights (mean one) multiply the transformed scores row by row:
         # Q_X^{-1}[w s] = w Q_X^{-1}[s] for public w
         wt = np.ones(n) if x.w is None else x.w
@@ -432,11 +464,40 @@ class TreatmentModel:
             )
         return FoldNuisances(f, outcome, series, riesz, repairs)
 
+    def _partition_scores(
+        self,
+        x: TreatmentData,
+        folds: IntArray,
+        basis: PolynomialBasis,
+        nuisances: list[FoldNuisances],
+        C: FloatArray | None,
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, int]:
+        """Scores of the rows of ``x`` (a partition, or all rows), each from its fold's nuisances.
+
+        Returns the arm scores (rows x L), the ATT numerator score, the outcome risk, the
+        Riesz second moments (rows x L+1) and the number of clipped propensities.
+        """
+        n, L = x.y.size, x.n_levels
+        pom_phi, att_phi, risk = np.zeros((n, L)), np.zeros(n), np.zeros(n)
+        riesz2 = np.zeros((n, L + 1))
+        n_clipped = 0
+        for nuis in nuisances:
+            fs = self._held_out_scores(x, np.flatnonzero(folds == nuis.fold), basis, nuis, C)
+            pom_phi[fs.rows], att_phi[fs.rows], risk[fs.rows] = fs.pom, fs.att, fs.risk
+            riesz2[fs.rows] = fs.riesz2
+            n_clipped += fs.n_clipped
+        return pom_phi, att_phi, risk, riesz2, n_clipped
+
     def _held_out_scores(
-        self, rows_f: IntArray, basis: PolynomialBasis, nuis: FoldNuisances
+        self,
+        x: TreatmentData,
+        rows_f: IntArray,
+        basis: PolynomialBasis,
+        nuis: FoldNuisances,
+        C: FloatArray | None,
     ) -> FoldScores:
-        """Transformed scores of the held-out rows, chunk by chunk."""
-        x, alpha, L = self.inputs, self.mechanism.alpha, self.inputs.n_levels
+        """Transformed scores of the held-out rows ``rows_f`` of ``x``, chunk by chunk."""
+        alpha, L = self.mechanism.alpha, x.n_levels
         pom, att = np.zeros((rows_f.size, L)), np.zeros(rows_f.size)
         risk, riesz2 = np.zeros(rows_f.size), np.zeros((rows_f.size, L + 1))
         n_clipped, offset = 0, 0
@@ -453,7 +514,7 @@ class TreatmentModel:
             n_clipped += clipped
             for k, rho in enumerate(arms):
                 ind = (dd == k).astype(float)
-                ck = 1.0 if self.C is None else self.C[rows, k]
+                ck = 1.0 if C is None else C[rows, k]
                 pom[sl, k] = scores.pom_score(ck, k, mu, ind, rho, yy, alpha)
                 riesz2[sl, k] = scores.riesz_second_moment(ind, rho, alpha)
             if odds is not None:
