@@ -298,6 +298,12 @@ class AlphaIdentity:
         (['x', 'y'], [1.0, 2.0, 3.0])
         """
         owner = "AlphaIdentity.privatize"
+        if type(data).__module__.split(".")[0] == "dask":  # partition-wise, lazy
+            from privinfer.mechanisms._dask import privatize_dask
+
+            return privatize_dask(self, data, public=public, publish_undeclared=publish_undeclared,
+                                  shuffle=shuffle, allow_derived=allow_derived,
+                                  random_state=random_state, secure=secure)  # fmt: skip
         if isinstance(data, pd.DataFrame) and (
             ATTRS_KEY in data.attrs or RELEASE_KEY in data.attrs
         ):
