@@ -233,8 +233,10 @@ class DaskRows(RowSource):
 
         parts = self._data.to_delayed()
         off = self._offsets
+        # the plan and the pass are one shared node each, sent once to a cluster's workers
+        plan, shared = dask.delayed(self._plan), dask.delayed(func)
         return [
-            dask.delayed(_stats_task)(p, self._plan, folds[off[i] : off[i + 1]], func, int(off[i]))
+            dask.delayed(_stats_task)(p, plan, folds[off[i] : off[i + 1]], shared, int(off[i]))
             for i, p in enumerate(parts)
         ]
 

@@ -171,3 +171,25 @@ def test_functional_refuses_dask():
             ddf, outcome="y", treatment="d", covariates="x", mechanism=mech,
             functional=lambda v, mu: mu[:, 1],
         )  # fmt: skip
+
+
+def test_distributed_cluster_gives_the_same_numbers():
+    """Worker processes (every task pickled) reproduce the pandas fit."""
+    distributed = pytest.importorskip("distributed")
+    rel, mech = _released(n=1500)
+    a = pi.PrivateATT.from_formula("y ~ d | x + C(g)", rel, mechanism=mech, cluster="cl")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, distributed.Client(cluster):
+        ddf = dd.from_pandas(rel, npartitions=3)
+        b = pi.PrivateATT.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech, cluster="cl")
+        _assert_same(a.fit(0, folds="f"), b.fit(0, folds="f"))
+
+
+def test_importing_privinfer_does_not_import_dask():
+    import subprocess
+    import sys
+
+    code = "import sys, privinfer; print(any(m.split('.')[0] == 'dask' for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
