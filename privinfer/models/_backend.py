@@ -95,7 +95,7 @@ class RowSource:
         raise NotImplementedError
 
     def map_rows(self, folds: IntArray, func: PartitionFn[tuple[Any, ...]]) -> tuple[Any, ...]:
-        """Row-wise values of every partition, concatenated in row order (ints are added)."""
+        """``func`` returns (row-wise arrays, totals) per partition: concatenate, and add."""
         raise NotImplementedError
 
     def warn_empty_columns(self, owner: str) -> None:
@@ -139,6 +139,7 @@ class _Plan:
     weight_mean: float
     n_priv: int
     n_pub: int
+    owner: str
 
 
 def _partition_inputs(part: pd.DataFrame, plan: _Plan, *, check: bool) -> TreatmentData:
@@ -150,7 +151,8 @@ def _partition_inputs(part: pd.DataFrame, plan: _Plan, *, check: bool) -> Treatm
     """
     n = len(part)
     if check and n:
-        plan.mechanism.check_data(part, "partition")
+        # the release as a whole is verified once, on the frame's description
+        plan.mechanism.check_data(part, plan.owner, verify=False)
     codes = part[plan.treatment].map({lv: i for i, lv in enumerate(plan.levels)})
     w = None
     if plan.weights is not None:
@@ -200,15 +202,11 @@ def _tree_sum(items: list[Any], add: Callable[[Any, Any], Any]) -> Any:
     return items[0]
 
 
-def _concat(outs: Sequence[tuple[Any, ...]]) -> tuple[Any, ...]:
-    """Concatenate row-wise arrays of the partitions; add the scalar counts."""
-    first = outs[0]
-    return tuple(
-        np.concatenate([o[j] for o in outs])
-        if isinstance(first[j], np.ndarray)
-        else sum(o[j] for o in outs)
-        for j in range(len(first))
-    )
+def _concat(outs: Sequence[tuple[tuple[Any, ...], tuple[Any, ...]]]) -> tuple[Any, Any]:
+    """Row-wise arrays of the partitions concatenated in row order; their totals added."""
+    rows = tuple(np.concatenate(parts) for parts in zip(*(o[0] for o in outs), strict=True))
+    totals = tuple(sum(parts[1:], parts[0]) for parts in zip(*(o[1] for o in outs), strict=True))
+    return rows, totals
 
 
 class DaskRows(RowSource):
@@ -354,7 +352,7 @@ def dask_treatment_data(
     public, head = dask.compute(data[keep], data.head(1000, npartitions=-1, compute=False))
     if len(public) == 0:
         raise DataMismatchError(f"{owner}: the data frame is empty.")
-    mechanism.check_data(head, owner)
+    mechanism.check_data(head, owner, verify=False)
     spec = build_covariate_spec(covariates, _spec_frame(head, public[pub_vars], mechanism),
                                 mechanism, owner)  # fmt: skip
     inputs = public_treatment_data(
@@ -377,6 +375,7 @@ def dask_treatment_data(
         weight_mean=float(public[options.weights].mean()) if options.weights else 1.0,
         n_priv=len(spec.private_names),
         n_pub=len(spec.public_names),
+        owner=owner,
     )
     parts = data.to_delayed()
     lengths, flags = dask.compute(

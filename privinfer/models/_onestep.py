@@ -409,7 +409,7 @@ class TreatmentModel:
             return self._partition_scores(inp, fl, basis, nuisances, C_part)
 
         # pass 2: the transformed scores of every held-out row
-        pom_phi, att_phi, risk, riesz2, n_clipped = self._rows.map_rows(folds, held_out)
+        (pom_phi, att_phi), (risk_sum, riesz2_sum, n_clipped) = self._rows.map_rows(folds, held_out)
         # sampling weights (mean one) multiply the transformed scores row by row:
         # Q_X^{-1}[w s] = w Q_X^{-1}[s] for public w
         wt = np.ones(n) if x.w is None else x.w
@@ -421,8 +421,8 @@ class TreatmentModel:
             phi=phi,
             repairs=tuple(repairs),
             n_clipped=n_clipped,
-            r2=1.0 - float(wt @ risk / n) / y_var if y_var > 0 else float("nan"),
-            riesz2=wt @ riesz2 / n,
+            r2=1.0 - float(risk_sum / n) / y_var if y_var > 0 else float("nan"),
+            riesz2=riesz2_sum / n,
             terms=tuple(terms) if with_terms else None,
             contrast=contrast,
             interp_err=interp_err,
@@ -471,11 +471,12 @@ class TreatmentModel:
         basis: PolynomialBasis,
         nuisances: list[FoldNuisances],
         C: FloatArray | None,
-    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, int]:
+    ) -> tuple[tuple[FloatArray, FloatArray], tuple[float, FloatArray, int]]:
         """Scores of the rows of ``x`` (a partition, or all rows), each from its fold's nuisances.
 
-        Returns the arm scores (rows x L), the ATT numerator score, the outcome risk, the
-        Riesz second moments (rows x L+1) and the number of clipped propensities.
+        Returns the row-wise arm scores (rows x L) and ATT numerator score, and the sums
+        over the rows of the weighted outcome risk, the weighted Riesz second moments
+        (L+1) and the number of clipped propensities (diagnostics need only these sums).
         """
         n, L = x.y.size, x.n_levels
         pom_phi, att_phi, risk = np.zeros((n, L)), np.zeros(n), np.zeros(n)
@@ -486,7 +487,8 @@ class TreatmentModel:
             pom_phi[fs.rows], att_phi[fs.rows], risk[fs.rows] = fs.pom, fs.att, fs.risk
             riesz2[fs.rows] = fs.riesz2
             n_clipped += fs.n_clipped
-        return pom_phi, att_phi, risk, riesz2, n_clipped
+        wt = np.ones(n) if x.w is None else x.w
+        return (pom_phi, att_phi), (float(wt @ risk), wt @ riesz2, n_clipped)
 
     def _held_out_scores(
         self,
