@@ -216,7 +216,9 @@ class AlphaIdentity:
         Parameters
         ----------
         data : DataFrame
-            Raw records; must contain every private column of the mechanism.
+            Raw records; must contain every private column of the mechanism. A Dask
+            DataFrame is released lazily, partition by partition (``shuffle`` may then
+            also be ``"global"``); see the user guide's page on working at scale.
         public : list of str, optional
             Columns published unchanged next to the private ones (outcome, treatment,
             public covariates). Every other column is dropped with an
