@@ -281,6 +281,10 @@ def _spec_frame(head: pd.DataFrame, public: pd.DataFrame, mech: AlphaIdentity) -
     categorical columns of the whole frame are appended so that formulaic codes every one.
     Stateful transforms of private columns (``center(x)``) learn from these rows only.
     """
+    head = head.copy()
+    for col in public.columns:
+        if isinstance(head[col].dtype, pd.CategoricalDtype):
+            head[col] = head[col].astype(object)  # cast back below, with every level
     extra = []
     for col in public.columns:
         s = public[col]

@@ -193,3 +193,19 @@ def test_importing_privinfer_does_not_import_dask():
     code = "import sys, privinfer; print(any(m.split('.')[0] == 'dask' for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_public_categorical_and_bool_covariates_split_across_partitions():
+    rng = np.random.default_rng(3)
+    n = 2000
+    x, d, h = rng.uniform(-1, 1, n), rng.integers(0, 2, n), rng.choice(["p", "q", "r"], n)
+    raw = pd.DataFrame(
+        {"x": x, "d": d, "y": x + (h == "q") + d + rng.normal(size=n),
+         "h": pd.Categorical(h, categories=["r", "q", "p"]), "b": rng.random(n) < 0.5}
+    )  # fmt: skip
+    mech = pi.AlphaIdentity(0.8, {"x": pi.reference.Uniform(-1, 1)})
+    rel = mech.privatize(raw, public=["d", "y", "h", "b"], random_state=1).sort_values("h")
+    ddf = dd.from_pandas(rel, npartitions=5, sort=False)  # most partitions: one level of h
+    a = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", rel).fit(0)
+    b = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", ddf, mechanism=mech).fit(0)
+    _assert_same(a, b)
