@@ -18,6 +18,9 @@ partition (Dask's shuffle on a random key) and then shuffles within partitions.
 
 from __future__ import annotations
 
+import glob
+import json
+import os
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -27,12 +30,16 @@ import pandas as pd
 
 from privinfer._typing import RandomStateLike
 from privinfer._validation import check_random_state
-from privinfer.exceptions import AlreadyReleasedError, UndeclaredColumnWarning
+from privinfer.exceptions import (
+    AlreadyReleasedError,
+    DataMismatchError,
+    UndeclaredColumnWarning,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from privinfer.mechanisms.alpha_identity import AlphaIdentity
 
-__all__ = ["privatize_dask"]
+__all__ = ["privatize_dask", "read_release_dir", "write_release_dir"]
 
 OWNER = "AlphaIdentity.privatize"
 _KEY = "__privinfer_shuffle_key"
@@ -177,3 +184,120 @@ def privatize_dask(
     elif shuffle:
         out = out.partitions[[int(i) for i in order]]
     return out
+
+
+# -- release files: one per partition --------------------------------------------------
+_PART_FIELDS = ("n_rows", "part", "parts", "fingerprint")
+
+
+def _write_part(part: pd.DataFrame, attrs: dict[str, Any], path: str, i: int, n: int) -> str:
+    from privinfer.mechanisms.alpha_identity import ATTRS_KEY, RELEASE_KEY
+    from privinfer.release import write_release
+
+    part = part.reset_index(drop=True)
+    desc = {**attrs[RELEASE_KEY], "n_rows": len(part), "part": i, "parts": n}
+    part.attrs = {ATTRS_KEY: attrs[ATTRS_KEY], RELEASE_KEY: desc}
+    return write_release(part, path)
+
+
+def write_release_dir(released: Any, directory: str | os.PathLike[str]) -> list[str]:
+    """Write a Dask release as one release file per partition (``part-00000.parquet``, ...).
+
+    Every file is a complete release file (mechanism, column roles, its own row count
+    and fingerprint) and records its position ``part`` among ``parts`` files, so that
+    :func:`read_release_dir` detects a missing or foreign file.
+
+    Returns
+    -------
+    list of str
+        The fingerprints of the files, in partition order.
+
+    Raises
+    ------
+    DataMismatchError
+        The frame carries no release description, or ``directory`` already holds
+        Parquet files.
+    """
+    import dask
+
+    from privinfer.mechanisms.alpha_identity import ATTRS_KEY, RELEASE_KEY
+
+    attrs = dict(released._meta.attrs)
+    if ATTRS_KEY not in attrs or RELEASE_KEY not in attrs:
+        raise DataMismatchError(
+            "write_release: this Dask frame is not a privinfer release (its _meta carries no "
+            "mechanism or release description); write the output of mech.privatize as it is."
+        )
+    directory = os.fspath(directory)
+    os.makedirs(directory, exist_ok=True)
+    if glob.glob(os.path.join(directory, "*.parquet")):
+        raise DataMismatchError(
+            f"write_release: {directory!r} already holds Parquet files; write a Dask release "
+            "into an empty directory."
+        )
+    parts = released.to_delayed()
+    tasks = [
+        dask.delayed(_write_part)(p, attrs, os.path.join(directory, f"part-{i:05d}.parquet"), i,
+                                  len(parts))
+        for i, p in enumerate(parts)
+    ]  # fmt: skip
+    return list(dask.compute(*tasks))
+
+
+def read_release_dir(directory: str | os.PathLike[str]) -> Any:
+    """A directory written by :func:`write_release_dir` as a lazy Dask frame.
+
+    The files' metadata are read and checked eagerly (same mechanism and release, every
+    part present once); each file's content is checked against its fingerprint when
+    its partition is loaded. The mechanism's and the release's descriptions are in the
+    ``attrs`` of the frame's ``_meta``, where the models find them.
+
+    Raises
+    ------
+    DataMismatchError
+        No release files, files of different releases, or a missing part.
+    """
+    import dask.dataframe as dd
+    import pyarrow.parquet as pq
+
+    from privinfer.mechanisms.alpha_identity import ATTRS_KEY, RELEASE_KEY, AlphaIdentity
+    from privinfer.release import read_release
+
+    directory = os.fspath(directory)
+    files = sorted(glob.glob(os.path.join(directory, "*.parquet")))
+    if not files:
+        raise DataMismatchError(f"read_release: {directory!r} holds no Parquet files.")
+    descs = []
+    for f in files:
+        meta = pq.read_schema(f).metadata or {}
+        if b"privinfer.mechanism" not in meta or b"privinfer.release" not in meta:
+            raise DataMismatchError(
+                f"read_release: {f!r} carries no privinfer release metadata; it was not "
+                "written by write_release."
+            )
+        descs.append((json.loads(meta[b"privinfer.mechanism"]),
+                      json.loads(meta[b"privinfer.release"])))  # fmt: skip
+    mech_desc, first = descs[0]
+    common = {k: v for k, v in first.items() if k not in _PART_FIELDS}
+    for m, d in descs[1:]:
+        if m != mech_desc or {k: v for k, v in d.items() if k not in _PART_FIELDS} != common:
+            raise DataMismatchError(
+                f"read_release: the files in {directory!r} belong to different releases."
+            )
+    parts = sorted(int(d.get("part", -1)) for _, d in descs)
+    if parts != list(range(int(first.get("parts", -1)))):
+        raise DataMismatchError(
+            f"read_release: {directory!r} holds parts {parts} of a release of "
+            f"{first.get('parts')} file(s); a file is missing or foreign."
+        )
+    mechanism = AlphaIdentity.from_dict(mech_desc)
+    empty = pq.read_schema(files[0]).empty_table().to_pandas()
+    for col, levels in mechanism.reference.categorical_levels().items():
+        if col in empty.columns:
+            empty[col] = pd.Categorical(empty[col], categories=levels)
+    empty.attrs = {
+        ATTRS_KEY: mech_desc,
+        RELEASE_KEY: {**common, "n_rows": int(sum(d["n_rows"] for _, d in descs)),
+                      "parts": len(files)},
+    }  # fmt: skip
+    return dd.from_map(read_release, files, meta=empty)
