@@ -1,50 +1,61 @@
-"""DPOT accuracy |W~ - W| / W (seed 000, sec. 5.1 shape) and DPDA accuracy on digits.
+"""Err against the noise level for DPOT: the paper's W~ next to the bias-corrected estimate.
 
-Data: scikit-learn's bundled 8x8 digits (pixel values 0..16), split at random into a
-source half and a target half; the target images are shifted one pixel to the right
-(a real, offline two-domain pair). W is POT's exact squared-Euclidean transport cost on
-the raw rows; delta = 1 / (1.2 n_s) as in the paper. The "entry" relation means one pixel
-of one source image changes by at most one grey level (of 16).
+Reproduces the Err-vs-noise experiment of Le Tien, Habrard and Sebban (2019, sec. 5.1,
+Figure 2 left: Err = |W~ - W| / W against the noise of Theorem 2) for
 
-1. whole batch: Err against the noise ratio sigma/w and against eps (Theorem 2);
-2. minibatch: Poisson batches (q = 128 / n_s), Err per batch against the non-private cost
-   of the same batch, with the eps of the whole run from dp_accounting's PLD accountant
-   (per-row release: batch membership treated as public) and, for comparison only, the
-   DP-SGD subsampled-Gaussian epsilon the paper's accounting corresponds to;
-3. DPDA (eps, eps_labels) vs non-private OTDA (POT SinkhornL1l2Transport) vs source-only,
-   all with 1-NN.
+* ``w_tilde``   the paper's estimate (the in-sample value of the private plan), and
+* ``estimate``  the bias-corrected cost of ``privinfer.transport.estimate_transport_cost``,
 
-Usage:  python benchmarks/dpot_err.py [--quick]
+with the coverage of its bracket, on four pairs of data sets:
+
+digits    scikit-learn's 8x8 digits (pixel values 0..16; "entry" = one grey level of one
+          pixel), source half against the other half shifted one pixel to the right; l = 64
+gauss10   N(0, I_10) against N(0.5, 1.2^2 I_10), 100 + 100 points; l = 32
+gauss2    N(0, I_2) against N((2, 1.5), diag(1.3, 0.8)^2), 60 + 60 points (the case of the
+          issue that motivated the estimate); l = 32
+blobs5    three Gaussian clusters in 5-D against the same clusters moved and rescaled,
+          150 + 150 points; l = 32
+
+W is POT's exact squared-Euclidean cost between the two (fixed) point sets; each run
+draws a fresh projection and fresh noise (Theorem 2 calibration, "entry" relation,
+delta = 1e-5), eps from 0.5 to 50. Columns: relative bias mean(. - W)/W and the paper's
+Err = mean|. - W|/W for both estimates, the coverage of the 95% bracket, its mean width
+over W, and the estimated plan excess over W. The last lines check the acceptance rule
+"relative bias <= 10% where W~ has >= 50%" and "coverage >= 90%".
+
+Optional extras (``--extras``): minibatch Err (Poisson batches of 128, PLD accounting)
+and DPDA accuracy on digits, as in the paper's sec. 5.
+
+Usage:  python benchmarks/dpot_err.py [--quick] [--reps R] [--jobs J] [--extras]
 """
 
 from __future__ import annotations
 
 import argparse
 import pathlib
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor
 
-import dp_accounting as dpa
 import numpy as np
 import ot
+import pandas as pd
 from sklearn.datasets import load_digits
-from sklearn.neighbors import KNeighborsClassifier
 
-from privinfer.transport.accounting import PrivacyStatement, minibatch_privacy
-from privinfer.transport.calibration import max_row_norm, theorem2_sigma
-from privinfer.transport.da import DPDA, DPDASource
-from privinfer.transport.dpot import (
-    PublishedSource,
-    dpot,
-    draw_projection,
-    publish_rows,
-)
+from privinfer.exceptions import SeedReleaseWarning
+from privinfer.transport import DPOTSource, dpot
 
 OUT = pathlib.Path(__file__).parent / "out"
+EPS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
+DELTA = 1e-5
+# research runs: every release below is seeded on purpose, for reproducibility
+warnings.simplefilter("ignore", SeedReleaseWarning)
 
 
-def domains(n_per_domain: int, seed: int = 0):
+def digits_domains(n_per_domain: int, seed: int = 0):
+    """Source digits and the other half shifted one pixel right (labels too)."""
     X, y = load_digits(return_X_y=True)
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(len(y))
+    perm = np.random.default_rng(seed).permutation(len(y))
     src, tgt = perm[: len(y) // 2][:n_per_domain], perm[len(y) // 2:][:n_per_domain]
     imgs = X[tgt].reshape(-1, 8, 8)
     shifted = np.zeros_like(imgs)
@@ -52,135 +63,159 @@ def domains(n_per_domain: int, seed: int = 0):
     return X[src], y[src], shifted.reshape(-1, 64), y[tgt]
 
 
-def publication(Xs, ell, sigma, rng):
-    M = draw_projection(Xs.shape[1], ell, rng)
-    stmt = PrivacyStatement(eps=np.nan, delta=np.nan, neighbour="entry", mechanism="bench",
-                            sigma=sigma, sensitivity=max_row_norm(M))
-    return M, PublishedSource(projection=M, rows=publish_rows(Xs, M, sigma, rng),
-                              sigma=sigma, privacy=stmt)
+def design(name: str, quick: bool) -> tuple[np.ndarray, np.ndarray, int]:
+    """Source rows, target rows and the projection dimension of a design."""
+    rng = np.random.default_rng(99)
+    if name == "digits":
+        Xs, _, Xt, _ = digits_domains(200 if quick else 400)
+        return Xs, Xt, 64
+    if name == "gauss10":
+        return rng.normal(size=(100, 10)), rng.normal(0.5, 1.2, size=(100, 10)), 32
+    if name == "gauss2":
+        return (rng.normal(size=(60, 2)),
+                rng.normal([2.0, 1.5], [1.3, 0.8], size=(60, 2)), 32)
+    if name == "blobs5":
+        centres = rng.normal(0, 3, size=(3, 5))
+        lab_s, lab_t = rng.integers(0, 3, 150), rng.integers(0, 3, 150)
+        Xs = centres[lab_s] + rng.normal(size=(150, 5))
+        Xt = 1.3 * centres[lab_t] + 1.0 + 0.7 * rng.normal(size=(150, 5))
+        return Xs, Xt, 32
+    raise ValueError(name)
 
 
-def whole_batch(Xs, Xt, ell, runs, rng):
-    W = ot.emd2(np.full(len(Xs), 1 / len(Xs)), np.full(len(Xt), 1 / len(Xt)),
-                ot.dist(Xs, Xt), numItermax=10**8)
-    delta = 1 / (1.2 * len(Xs))
-    ratios = [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0]
-    by_ratio = []
-    for r in ratios:
-        errs = []
-        for _ in range(runs):
-            M = draw_projection(Xs.shape[1], ell, rng)
-            sigma = r * max_row_norm(M)
-            pub = PublishedSource(M, publish_rows(Xs, M, sigma, rng), sigma,
-                                  PrivacyStatement(np.nan, np.nan, "entry", "bench", sigma, 1))
-            errs.append(abs(dpot(pub, Xt).w_tilde - W) / W)
-        by_ratio.append((r, np.mean(errs), np.std(errs) / np.sqrt(runs)))
-    by_eps = []
-    for eps in [1.0, 2.0, 4.0, 5.0, 10.0]:
-        errs, sig = [], []
-        for _ in range(runs):
-            M = draw_projection(Xs.shape[1], ell, rng)
-            sigma = theorem2_sigma(eps, delta, max_row_norm(M))
-            pub = PublishedSource(M, publish_rows(Xs, M, sigma, rng), sigma,
-                                  PrivacyStatement(eps, delta, "entry", "bench", sigma, 1))
-            errs.append(abs(dpot(pub, Xt).w_tilde - W) / W)
-            sig.append(sigma / max_row_norm(M))
-        by_eps.append((eps, np.mean(sig), np.mean(errs), np.std(errs) / np.sqrt(runs)))
-    return W, delta, by_ratio, by_eps
+def one_run(args: tuple[str, float, int, bool]) -> tuple[float, float, float, float, float]:
+    """(w_tilde, estimate, lower, upper, plan_excess) of one release."""
+    name, eps, seed, quick = args
+    Xs, Xt, ell = design(name, quick)
+    pub = DPOTSource(eps, DELTA, ell, random_state=seed).publish(Xs)
+    est = dpot(pub, Xt).estimate
+    return est.in_sample, est.estimate, est.lower, est.upper, est.plan_excess
 
 
-def minibatch(Xs, Xt, ell, n_batches, rng, batch=128):
-    n = len(Xs)
-    q, delta = batch / n, 1 / (1.2 * n)
+def true_cost(name: str, quick: bool) -> float:
+    Xs, Xt, _ = design(name, quick)
+    a, b = np.full(len(Xs), 1 / len(Xs)), np.full(len(Xt), 1 / len(Xt))
+    return float(ot.emd2(a, b, ot.dist(Xs, Xt), numItermax=10**8))
+
+
+def whole_batch(names, reps: int, jobs: int, quick: bool) -> pd.DataFrame:
     rows = []
-    for r in [0.7, 1.0, 1.3]:
+    for name in names:
+        W = true_cost(name, quick)
+        tasks = [(name, eps, 10_000 * i + r, quick) for i, eps in enumerate(EPS)
+                 for r in range(reps)]
+        if jobs > 1:
+            with ProcessPoolExecutor(jobs) as pool:
+                out = list(pool.map(one_run, tasks, chunksize=4))
+        else:
+            out = [one_run(t) for t in tasks]
+        res = np.asarray(out).reshape(len(EPS), reps, 5)
+        for i, eps in enumerate(EPS):
+            old, new, lo, hi, excess = res[i].T
+            rows.append({
+                "design": name, "eps": eps, "W": W,
+                "bias_w_tilde": (old.mean() - W) / W,
+                "bias_estimate": (new.mean() - W) / W,
+                "mcse_estimate": new.std(ddof=1) / np.sqrt(reps) / W,
+                "err_w_tilde": np.abs(old - W).mean() / W,
+                "err_estimate": np.abs(new - W).mean() / W,
+                "coverage": np.mean((lo <= W) & (hi >= W)),
+                "width": np.mean(hi - lo) / W,
+                "plan_excess": excess.mean() / W,
+            })
+    return pd.DataFrame(rows)
+
+
+def extras(rng: np.random.Generator, quick: bool) -> None:
+    """Minibatch Err (paper's Figure 2 right) and DPDA accuracy, as in the paper."""
+    import dp_accounting as dpa
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from privinfer.transport import DPDA, DPDASource, PrivacyStatement, PublishedSource
+    from privinfer.transport.accounting import minibatch_privacy
+    from privinfer.transport.calibration import max_row_norm
+    from privinfer.transport.dpot import draw_projection, publish_rows
+
+    Xs, ys, Xt, yt = digits_domains(400 if quick else 898)
+    n, ell, n_batches, batch = len(Xs), 64, (20 if quick else 100), 128
+    q, delta = batch / n, 1 / (1.2 * n)
+    print(f"\nminibatch (digits), q = {q:.3f}, {n_batches} batches, delta = {delta:.3g}")
+    print(f"{'sigma/w':>8}{'Err':>9}{'eps (ours, per-row)':>22}{'eps (DP-SGD style)':>21}")
+    for r in (0.7, 1.0, 1.3):
         M = draw_projection(Xs.shape[1], ell, rng)
         sigma = r * max_row_norm(M)
+        stmt = PrivacyStatement(np.nan, delta, "entry", "bench", sigma, 1.0)
         errs = []
         for _ in range(n_batches):
             keep = np.flatnonzero(rng.random(n) < q)
-            tgt = rng.choice(len(Xt), size=keep.size, replace=False)
             if keep.size < 2:
                 continue
-            w_b = ot.emd2(np.full(keep.size, 1 / keep.size), np.full(keep.size, 1 / keep.size),
-                          ot.dist(Xs[keep], Xt[tgt]))
-            pub = PublishedSource(M, publish_rows(Xs[keep], M, sigma, rng), sigma,
-                                  PrivacyStatement(np.nan, delta, "entry", "bench", sigma, 1))
-            errs.append(abs(dpot(pub, Xt[tgt]).w_tilde - w_b) / w_b)
-        eps_ours = minibatch_privacy(r, q, n_batches, delta)
+            tgt = rng.choice(len(Xt), size=keep.size, replace=False)
+            u = np.full(keep.size, 1 / keep.size)
+            w_b = ot.emd2(u, u, ot.dist(Xs[keep], Xt[tgt]))
+            pub = PublishedSource(M, publish_rows(Xs[keep], M, sigma, rng), sigma, stmt)
+            errs.append(abs(dpot(pub, Xt[tgt], n_folds=None).w_tilde - w_b) / w_b)
         acc = dpa.pld.PLDAccountant()
         acc.compose(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(r)), n_batches)
-        rows.append((r, np.mean(errs), eps_ours, acc.get_epsilon(delta)))
-    return q, delta, rows
-
-
-def domain_adaptation(Xs, ys, Xt, yt, ell, eps, eps_labels, rng):
-    delta = 1 / (1.2 * len(Xs))
+        print(f"{r:>8.2f}{np.mean(errs):>9.3f}{minibatch_privacy(r, q, n_batches, delta):>22.2f}"
+              f"{acc.get_epsilon(delta):>21.2f}")
+    eps, eps_l = 5.0, 1.0
     src_only = KNeighborsClassifier(1).fit(Xs, ys).score(Xt, yt)
-    otda = ot.da.SinkhornL1l2Transport(reg_e=0.1, reg_cl=0.5, norm="max", max_iter=10)
-    otda.fit(Xs=Xs, ys=ys, Xt=Xt)
-    acc_otda = KNeighborsClassifier(1).fit(otda.transform(Xs=Xs), ys).score(Xt, yt)
-    accs = []
-    for _ in range(3):
-        pub = DPDASource(eps, delta, ell, eps_labels, classes=np.arange(10),
-                         random_state=rng).publish(Xs, ys)
-        accs.append(DPDA(reg_e=0.1, reg_cl=0.5).fit(pub, Xt).score(Xt, yt))
-    return delta, src_only, acc_otda, float(np.mean(accs)), float(np.std(accs))
+    accs = [DPDA(reg_e=0.1, reg_cl=0.5).fit(
+        DPDASource(eps, delta, ell, eps_l, classes=np.arange(10),
+                   random_state=rng).publish(Xs, ys), Xt).score(Xt, yt) for _ in range(3)]
+    print(f"\nDPDA (1-NN) on digits at eps = {eps} + {eps_l}: accuracy {np.mean(accs):.3f} "
+          f"(sd {np.std(accs):.3f}); source-only {src_only:.3f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="400 rows per domain, few runs")
+    parser.add_argument("--quick", action="store_true", help="fewer rows and runs")
+    parser.add_argument("--reps", type=int, default=None, help="runs per (design, eps)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument("--designs", default="digits,gauss10,gauss2,blobs5")
+    parser.add_argument("--extras", action="store_true", help="minibatch and DPDA parts")
     args = parser.parse_args()
-    n, runs, n_batches = (400, 3, 20) if args.quick else (898, 10, 100)
-    ell = 64
-    rng = np.random.default_rng(2024)
-    Xs, ys, Xt, yt = domains(n)
-    print(f"digits: n_s = {len(Xs)}, n_t = {len(Xt)}, 64 pixels, ell = {ell}")
-
-    W, delta, by_ratio, by_eps = whole_batch(Xs, Xt, ell, runs, rng)
-    print(f"\n1. whole batch, W = {W:.2f}, delta = {delta:.3g}, {runs} runs per point")
-    print(f"{'sigma/w':>8}{'Err':>9}{'(se)':>8}")
-    for r, e, se in by_ratio:
-        print(f"{r:>8.2f}{e:>9.3f}{se:>8.3f}")
-    print(f"{'eps':>8}{'sigma/w':>9}{'Err':>9}{'(se)':>8}")
-    for eps, s, e, se in by_eps:
-        print(f"{eps:>8.1f}{s:>9.3f}{e:>9.3f}{se:>8.3f}")
-
-    q, dmb, mb = minibatch(Xs, Xt, ell, n_batches, rng)
-    print(f"\n2. minibatch, q = {q:.3f} (expected batch 128), {n_batches} batches, "
-          f"delta = {dmb:.3g}")
-    print(f"{'sigma/w':>8}{'Err':>9}{'eps (ours, per-row)':>22}{'eps (DP-SGD style)':>21}")
-    for r, e, eo, ep in mb:
-        print(f"{r:>8.2f}{e:>9.3f}{eo:>22.2f}{ep:>21.2f}")
-
-    eps, eps_l = 5.0, 1.0
-    d, so, ota, dp, dps = domain_adaptation(Xs, ys, Xt, yt, ell, eps, eps_l, rng)
-    print(f"\n3. domain adaptation (1-NN), DPDA at eps = {eps}, eps_labels = {eps_l}, "
-          f"delta = {d:.3g} (total eps {eps + eps_l})")
-    print(f"{'source only':<28}{so:>7.3f}")
-    print(f"{'OTDA (POT, non-private)':<28}{ota:>7.3f}")
-    print(f"{'DPDA (3 runs, mean/sd)':<28}{dp:>7.3f} ({dps:.3f})")
+    reps = args.reps or (6 if args.quick else 200)
+    names = args.designs.split(",")
+    start = time.perf_counter()
+    table = whole_batch(names, reps, args.jobs, args.quick)
+    pd.set_option("display.width", 160)
+    print(f"DPOT whole batch, {reps} runs per row, delta = {DELTA:g}, 8 column folds, "
+          "95% bracket")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    hard = table[table["bias_w_tilde"].abs() >= 0.5]
+    ok_bias = hard["bias_estimate"].abs() <= 0.10
+    print(f"\nrows where |bias of W~| >= 50%: {len(hard)}; of those, |bias of the estimate| "
+          f"<= 10% in {int(ok_bias.sum())}")
+    if len(hard):
+        print(hard[["design", "eps", "bias_w_tilde", "bias_estimate", "mcse_estimate"]]
+              .to_string(index=False, float_format=lambda v: f"{v:+.3f}"))
+    print(f"bracket coverage: min {table['coverage'].min():.3f}, "
+          f"rows >= 0.90: {int((table['coverage'] >= 0.90).sum())} of {len(table)}")
+    print(f"time {time.perf_counter() - start:.0f} s")
+    OUT.mkdir(exist_ok=True)
+    stem = "dpot_err_quick" if args.quick else "dpot_err"
+    table.to_csv(OUT / f"{stem}.csv", index=False)
 
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(1, 2, figsize=(9, 3.5))
-    ax[0].errorbar([r for r, *_ in by_ratio], [e for _, e, _ in by_ratio],
-                   [se for *_, se in by_ratio], marker="o", label="whole batch")
-    ax[0].plot([r for r, *_ in mb], [e for _, e, *_ in mb], "s--", label="minibatch (128)")
-    ax[0].set(xlabel="noise ratio sigma / w", ylabel="|W~ - W| / W", title="DPOT on digits")
-    ax[0].legend()
-    ax[1].errorbar([e for e, *_ in by_eps], [x[2] for x in by_eps], [x[3] for x in by_eps],
-                   marker="o")
-    ax[1].set(xlabel="eps (whole batch, Theorem 2)", ylabel="|W~ - W| / W")
+    fig, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names), 3.3), squeeze=False)
+    for ax, name in zip(axes[0], names, strict=True):
+        sub = table[table["design"] == name]
+        ax.plot(sub["eps"], sub["err_w_tilde"], "o--", label="W~ (paper)")
+        ax.plot(sub["eps"], sub["err_estimate"], "s-", label="bias-corrected")
+        ax.set(xscale="log", yscale="log", xlabel="eps", title=name)
+    axes[0][0].set_ylabel("Err = mean |. - W| / W")
+    axes[0][0].legend()
     fig.tight_layout()
-    OUT.mkdir(exist_ok=True)
-    path = OUT / ("dpot_err_quick.png" if args.quick else "dpot_err.png")
-    fig.savefig(path, dpi=120)
-    print(f"\nplot: {path}")
+    fig.savefig(OUT / f"{stem}.png", dpi=120)
+    print(f"table: {OUT / (stem + '.csv')}; plot: {OUT / (stem + '.png')}")
+    if args.extras:
+        extras(np.random.default_rng(2024), args.quick)
 
 
 if __name__ == "__main__":

@@ -14,15 +14,24 @@ import importlib
 from typing import Any
 
 from privinfer import exceptions, inversion, pml
+from privinfer.exceptions import (
+    AlreadyReleasedError,
+    DerivedColumnError,
+    UndeclaredColumnWarning,
+    UnverifiedReleaseWarning,
+)
 from privinfer.mechanisms import AlphaIdentity, PrivacyGuarantees, reference
 from privinfer.models import PrivateATE, PrivateATT, PrivateFunctional, PrivateGMM, PrivatePOM
 from privinfer.planner import plan
+from privinfer.release import read_release, write_release
 from privinfer.results import PrivateResults, compare
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AlphaIdentity",
+    "AlreadyReleasedError",
+    "DerivedColumnError",
     "PrivacyGuarantees",
     "PrivateATE",
     "PrivateATT",
@@ -30,6 +39,8 @@ __all__ = [
     "PrivateGMM",
     "PrivatePOM",
     "PrivateResults",
+    "UndeclaredColumnWarning",
+    "UnverifiedReleaseWarning",
     "__version__",
     "compare",
     "exceptions",
@@ -37,7 +48,9 @@ __all__ = [
     "plan",
     "plotting",
     "pml",
+    "read_release",
     "reference",
+    "write_release",
 ]
 
 #: Submodules imported on first attribute access (they import optional dependencies).

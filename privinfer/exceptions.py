@@ -33,6 +33,7 @@ __all__ = [
     "PrivinferWarning",
     "ProblemSizeError",
     "ReferenceAccuracyWarning",
+    "SeedReleaseWarning",
     "SingularDesignError",
     "TransportConvergenceError",
     "TransportConvergenceWarning",
@@ -247,6 +248,16 @@ class UnverifiedReleaseWarning(PrivinferWarning):
 
     Nothing shows that the data went through that mechanism (raw or twice-privatised
     data give confident wrong answers); read releases with ``read_release`` instead.
+    """
+
+
+class SeedReleaseWarning(PrivinferWarning):
+    """A release was made from a reproducible seed (an int or a ``SeedSequence``).
+
+    Published randomness (a DPOT projection ``M``, a PrivTree shift ``U``) is a function
+    of the seed, so anyone who guesses the seed can regenerate every noise draw of the
+    release and subtract it, recovering the private values exactly. Pass
+    ``random_state=None`` (fresh OS entropy) for real releases; seeds are for research.
     """
 
 

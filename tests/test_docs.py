@@ -30,6 +30,6 @@ def test_docstring_examples_run(tmp_path):
         [sys.executable, "-m", "pytest", "--doctest-modules", "-q", "-p", "no:cacheprovider",
          "--rootdir", str(ROOT), str(ROOT / "privinfer")],
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
-        env={**os.environ, "MPLBACKEND": "Agg"},
+        env={**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(ROOT)},
     )
     assert proc.returncode == 0, proc.stdout[-6000:]

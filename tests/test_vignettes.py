@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-VIGNETTES = sorted((Path(__file__).resolve().parents[1] / "vignettes").glob("[0-9][0-9]_*.py"))
+ROOT = Path(__file__).resolve().parents[1]
+VIGNETTES = sorted((ROOT / "vignettes").glob("[0-9][0-9]_*.py"))
 #: Each vignette must finish well inside 2 minutes on a 2-core CI machine.
 TIMEOUT_S = 120
 
@@ -25,7 +26,8 @@ def test_vignette_runs(path, tmp_path):
     if "transport" in path.stem:
         pytest.importorskip("ot")
         pytest.importorskip("sklearn")
-    env = {**os.environ, "MPLBACKEND": "Agg", "PRIVINFER_VIGNETTE_OUT": str(tmp_path)}
+    env = {**os.environ, "MPLBACKEND": "Agg", "PRIVINFER_VIGNETTE_OUT": str(tmp_path),
+           "PYTHONPATH": str(ROOT)}
     code = f"import runpy; runpy.run_path({str(path)!r}, run_name='__main__')"
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,

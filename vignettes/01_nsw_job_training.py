@@ -20,7 +20,8 @@
 # released through the alpha-identity mechanism: each record keeps its true values with
 # probability alpha and otherwise gets a fresh draw from a public reference distribution.
 # Treatment, outcome (1978 earnings, thousands of dollars) and the demographic dummies are
-# public.
+# public; the no-degree dummy is not published, because it is a function of the private
+# years of education (below 12), and would reveal it in every row.
 #
 # We compare, for alpha in {1, 0.8, 0.6, 0.4}:
 #
@@ -89,12 +90,14 @@ ref_exp = {
     "re74": pi.reference.Frozen(stats.expon(scale=2.0)),
     "re75": pi.reference.Frozen(stats.expon(scale=1.5)),
 }
-formula_exp = "re78 ~ train | age + educ + re74 + re75 + black + hisp + married + nodegree"
+formula_exp = "re78 ~ train | age + educ + re74 + re75 + black + hisp + married"
 # Only the declared columns are published. jtrain2 also holds columns derived from the
-# private ones (agesq = age**2, lre74 = log(re74), unem74 = (re74 == 0), ...): released
-# verbatim they would reveal every private value, kept or replaced, so they stay with
-# the data holder (privatize drops undeclared columns, and refuses derived ones).
-public_exp = ["re78", "train", "black", "hisp", "married", "nodegree"]
+# private ones (agesq = age**2, lre74 = log(re74), unem74 = (re74 == 0), and nodegree =
+# (educ < 12)): released verbatim they would reveal every private value, or which side of
+# 12 years of schooling it lies on, kept or replaced, so they stay with the data holder
+# (privatize drops undeclared columns and refuses derived ones). The square of age, if
+# wanted, is built from the released age in the formula: I(age**2).
+public_exp = ["re78", "train", "black", "hisp", "married"]
 exp_release = exp[[*ref_exp, *public_exp]]
 fits = {}
 for alpha in ALPHAS:
@@ -145,8 +148,8 @@ ref_obs = {
     "re74": pi.reference.Uniform(0, 36),
     "re75": pi.reference.Uniform(0, 26),
 }
-formula_obs = "re78 ~ treat | age + educ + re74 + re75 + black + hisp + marr + nodegree"
-public_obs = ["re78", "treat", "black", "hisp", "marr", "nodegree"]
+formula_obs = "re78 ~ treat | age + educ + re74 + re75 + black + hisp + marr"
+public_obs = ["re78", "treat", "black", "hisp", "marr"]  # nodegree = educ < 12: not published
 obs_release = obs[[*ref_obs, *public_obs]]  # the row identifier data_id stays private
 for alpha in ALPHAS:
     mech = pi.AlphaIdentity(alpha, ref_obs)

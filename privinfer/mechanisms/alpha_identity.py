@@ -24,12 +24,20 @@ from privinfer._validation import check_alpha, check_no_nan, check_random_state
 from privinfer.exceptions import (
     AlreadyReleasedError,
     DataMismatchError,
+    DerivedColumnError,
     MechanismMismatchError,
     MissingValueError,
     UndeclaredColumnWarning,
+    UnverifiedReleaseWarning,
 )
+from privinfer.mechanisms._leaks import find_leaks, format_leaks
 from privinfer.mechanisms.guarantees import PrivacyGuarantees, alpha_identity_guarantees
-from privinfer.mechanisms.reference import ProductReference, as_reference
+from privinfer.mechanisms.reference import (
+    Empirical,
+    ProductReference,
+    _is_real_numeric,
+    as_reference,
+)
 
 __all__ = ["ATTRS_KEY", "RELEASE_KEY", "AlphaIdentity", "secure_permutation", "secure_uniform"]
 
@@ -79,7 +87,8 @@ class AlphaIdentity:
     >>> import numpy as np, pandas as pd
     >>> import privinfer as pi
     >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
-    >>> raw = pd.DataFrame({"x": np.linspace(0, 1, 5), "y": np.arange(5.0)})
+    >>> rng = np.random.default_rng(0)
+    >>> raw = pd.DataFrame({"x": rng.uniform(0, 1, 50), "y": rng.normal(size=50)})
     >>> released = mech.privatize(raw, public=["y"], shuffle=False, random_state=0)
     >>> released["y"].equals(raw["y"])
     True
@@ -117,7 +126,8 @@ class AlphaIdentity:
         if desc is None:
             raise MechanismMismatchError(
                 "This DataFrame carries no mechanism description (attrs"
-                f"[{ATTRS_KEY!r}]); pass mechanism= explicitly."
+                f"[{ATTRS_KEY!r}]). Read releases with pi.read_release(path) (CSV files and "
+                "merges drop it), or pass mechanism= explicitly."
             )
         return cls.from_dict(desc)
 
@@ -157,15 +167,36 @@ class AlphaIdentity:
                     "mechanism's reference is continuous. Call guarantees() without c."
                 )
             qbar = None
-        return alpha_identity_guarantees(self.alpha, qbar, c)
+        return alpha_identity_guarantees(
+            self.alpha, qbar, c, atomless=self.reference.is_atomless
+        )
 
     # -- holder side -------------------------------------------------------------------
     def check_data(self, data: pd.DataFrame, owner: str, *, verify: bool = True) -> None:
         """Validate the private columns of ``data`` against the reference.
 
+        Parameters
+        ----------
+        data : DataFrame
+            Released data (analyst side) or raw data (holder side, ``verify=False``).
+        owner : str
+            Name of the calling function, for messages.
+        verify : bool, default=True
+            Check that ``data`` are a release of *this* mechanism: a frame carrying
+            another mechanism's description raises; a frame carrying none (raw data, a
+            CSV, a merge that dropped ``attrs``) gets an
+            :class:`~privinfer.exceptions.UnverifiedReleaseWarning` unless
+            ``alpha = 1`` (which releases data unchanged).
+
         Raises
         ------
-        MechanismMismatchError, MissingValueError, OutOfSupportError, UnknownCategoryError
+        MechanismMismatchError, MissingValueError, OutOfSupportError, UnknownCategoryError,
+        PrivateDtypeError
+
+        Warns
+        -----
+        UnverifiedReleaseWarning
+            ``verify=True``, ``alpha < 1`` and ``data`` carry no release metadata.
         """
         if not isinstance(data, pd.DataFrame):
             raise DataMismatchError(
@@ -183,6 +214,9 @@ class AlphaIdentity:
                 f"{owner}: the data hold duplicated column name(s) {duplicated!r}; every column "
                 "must have a unique name (rename or drop the duplicates)."
             )
+        if verify:
+            self._verify_release(data, owner)
+        self.reference.check_dtypes(data, owner)
         for col in self.private_columns:
             series = data[col]
             if series.isna().any():
@@ -190,9 +224,37 @@ class AlphaIdentity:
                     f"{owner}: private column {col!r} holds {int(series.isna().sum())} missing "
                     "value(s). Drop or impute them first; privinfer never drops rows silently."
                 )
-            if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+            if _is_real_numeric(series) and not pd.api.types.is_bool_dtype(series):
                 check_no_nan(series.to_numpy(dtype=float), col, owner)
         self.reference.check_values(data, owner)
+
+    def _verify_release(self, data: pd.DataFrame, owner: str) -> None:
+        """Released by this mechanism? Raise on a different one, warn on none."""
+        desc = data.attrs.get(ATTRS_KEY)
+        if desc is None:
+            if self.alpha < 1.0:
+                warnings.warn(
+                    f"{owner}: these data carry no privinfer release metadata, so nothing shows "
+                    f"that they went through {self!r}. Raw data, or data privatised twice, "
+                    "analysed with an explicit mechanism give confident wrong answers. Read "
+                    "releases with pi.read_release(path) (CSV files and merges drop the "
+                    "metadata).",
+                    UnverifiedReleaseWarning,
+                    stacklevel=4,
+                )
+            return
+        try:
+            recorded = AlphaIdentity.from_dict(desc)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise MechanismMismatchError(
+                f"{owner}: the data carry an unreadable mechanism description ({exc})."
+            ) from exc
+        if recorded != self:
+            raise MechanismMismatchError(
+                f"{owner}: the data were released by {recorded!r}, not by the mechanism "
+                f"passed ({self!r}). Analyse a release with the mechanism that produced it "
+                "(omit mechanism= to read it from the data)."
+            )
 
     def privatize(
         self,
@@ -205,7 +267,7 @@ class AlphaIdentity:
         random_state: RandomStateLike = None,
         secure: bool = False,
     ) -> pd.DataFrame:
-        """Release ``data`` through the mechanism.
+        r"""Release ``data`` through the mechanism.
 
         Each row keeps its private columns with probability ``alpha``; otherwise all of
         them are replaced jointly by one draw from the reference. Only the private
@@ -231,8 +293,9 @@ class AlphaIdentity:
             (which can reveal whatever the file was sorted by) and is written into the
             release's description.
         allow_derived : list of str or True, optional
-            Published columns exempted from the leak checks (``True``: all of them).
-            The override is written into the release's description.
+            Published columns exempted from the leak checks; the override and the
+            relations found for them are written into the release's description.
+            ``True`` skips the checks (for simulations, not publications) and says so.
         random_state : int, SeedSequence, Generator or None, default=None
             ``None`` draws fresh OS entropy (use this for real releases); an int makes
             the release reproducible, for research only.
@@ -260,6 +323,13 @@ class AlphaIdentity:
             A private column is missing, or a declared public column is private.
         DataMismatchError
             A declared public column is not in the data.
+        DerivedColumnError
+            A published public column, or a pair of them, determines or nearly determines
+            a private column (exact or partial function, monotone transform, polynomial
+            or linear reconstruction with adjusted R² ≥ 0.99); see Notes. Not checked at
+            ``alpha = 1``, which releases every private value anyway.
+        PrivateDtypeError
+            A numeric private column has an object, string, complex or mixed dtype.
         MissingValueError
             A private column holds NaN or infinite values.
         OutOfSupportError, UnknownCategoryError
@@ -287,17 +357,39 @@ class AlphaIdentity:
         The guarantee covers the private columns only. A published column that is a
         function of a private one (``agesq`` next to a private ``age``) would reveal it
         in every row, kept or replaced; and a file sorted by a private value would
-        reveal it through the row order. Hence the declared columns and the shuffle.
+        reveal it through the row order. Hence the declared columns, the shuffle, and
+        the leak checks, which run on the holder's side before anything is released: a
+        group of rows sharing a public value (or a pair of values) with a single private
+        value far more often than chance allows, :math:`|\rho_S| \ge 0.99` with one
+        public column, or an adjusted :math:`R^2 \ge 0.99` when the private column is
+        regressed on a cubic in one public column, a quadratic in two or a linear
+        function of all numeric public columns; exact step functions (``nodegree = educ
+        < 12``) count as monotone. They cannot see every relation (a public ``age``
+        next to private ``exper`` and ``educ`` reveals their sum; a noisy threshold
+        reveals part of a value), so declare public columns with care.
 
         Examples
         --------
         >>> import numpy as np, pandas as pd
         >>> import privinfer as pi
         >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
-        >>> raw = pd.DataFrame({"x": [0.1, 0.5, 0.9], "y": [1.0, 2.0, 3.0]})
-        >>> released = mech.privatize(raw, public=["y"], random_state=0)
-        >>> list(released.columns), sorted(released["y"])
-        (['x', 'y'], [1.0, 2.0, 3.0])
+        >>> rng = np.random.default_rng(0)
+        >>> raw = pd.DataFrame({"x": rng.uniform(0, 1, 50), "y": rng.normal(size=50),
+        ...                     "x_squared": np.zeros(50)})
+        >>> raw["x_squared"] = raw["x"] ** 2
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     released = mech.privatize(raw, public=["y"], random_state=0)
+        >>> list(released.columns), caught[0].category.__name__  # x_squared stayed home
+        (['x', 'y'], 'UndeclaredColumnWarning')
+        >>> np.allclose(np.sort(released["y"]), np.sort(raw["y"]))
+        True
+        >>> try:
+        ...     mech.privatize(raw, public=["y", "x_squared"])
+        ... except pi.exceptions.DerivedColumnError as err:
+        ...     print(str(err).splitlines()[1])
+          'x_squared' -> 'x': monotone transform (Spearman rho = +1.0000)
         """
         owner = "AlphaIdentity.privatize"
         if type(data).__module__.split(".")[0] == "dask":  # partition-wise, lazy
@@ -321,6 +413,17 @@ class AlphaIdentity:
                 raise TypeError(f"{owner}: {name} must be a bool; got {flag!r}.")
         public_cols, dropped = self._published_columns(data, public, publish_undeclared, owner)
         exempt = self._exempt_columns(allow_derived, public_cols, owner)
+        if self.alpha == 1.0:
+            leak_check = "skipped (alpha = 1)"
+        elif allow_derived is True:
+            leak_check = "skipped (allow_derived=True)"
+        else:
+            leak_check = "passed" if not exempt else "passed, with overrides"
+        overridden = (
+            self._leak_check(data, public_cols, exempt, owner)
+            if leak_check.startswith("passed")
+            else []
+        )
         if dropped:
             warnings.warn(
                 f"{owner}: {len(dropped)} column(s) neither private nor declared public were "
@@ -353,20 +456,30 @@ class AlphaIdentity:
         out.index = pd.RangeIndex(n)
         rows = np.flatnonzero(replaced)
         levels = self.reference.categorical_levels()
-        for col in self.private_columns:
-            if col in levels:
-                values = pd.Categorical(out[col], categories=levels[col])
-                codes = values.codes.copy()
-                codes[rows] = pd.Categorical(draws[col], categories=levels[col]).codes
-                out[col] = pd.Categorical.from_codes(codes, categories=levels[col])
-            else:
-                original_dtype = out[col].dtype
-                column = out[col].to_numpy(copy=True)
+        for cols, comp in self.reference.parts:
+            if isinstance(comp, Empirical):
+                # kept rows go out as the matching sample point: same type and form as
+                # a replacement (membership was checked exactly by check_data)
+                idx = comp.support_index(data[list(cols)])
+                for j, col in enumerate(cols):
+                    column = comp.sample_frame.iloc[:, j].to_numpy()[idx]
+                    column[rows] = draws[col].to_numpy()
+                    out[col] = column
+                continue
+            for col in cols:
+                if col in levels:
+                    values = pd.Categorical(out[col], categories=levels[col])
+                    codes = values.codes.copy()
+                    codes[rows] = pd.Categorical(draws[col], categories=levels[col]).codes
+                    out[col] = pd.Categorical.from_codes(codes, categories=levels[col])
+                    continue
+                original = getattr(out[col].dtype, "numpy_dtype", out[col].dtype)
+                column = out[col].to_numpy(dtype=original, copy=True)
                 if column.dtype.kind in "iub":
                     column = column.astype(float)
                 column[rows] = np.asarray(draws[col].to_numpy(), dtype=column.dtype)
-                if original_dtype.kind in "iu" and np.all(column == np.round(column)):
-                    column = column.astype(original_dtype)
+                if original.kind in "iu" and np.all(column == np.round(column)):
+                    column = column.astype(original)
                 out[col] = column
         if order is not None:
             out = out.take(order)
@@ -380,6 +493,8 @@ class AlphaIdentity:
                 "publish_undeclared": publish_undeclared,
                 "shuffled": shuffle,
                 "allow_derived": exempt,
+                "leak_check": leak_check,
+                "overridden_leaks": overridden,
                 "secure": secure,
                 "n_rows": n,
             },
@@ -419,6 +534,28 @@ class AlphaIdentity:
             return others, []
         return [c for c in others if c in declared], [str(c) for c in others
                                                        if c not in declared]
+
+    def _leak_check(
+        self, data: pd.DataFrame, public_cols: list[str], exempt: list[str], owner: str
+    ) -> list[dict[str, Any]]:
+        """Raise DerivedColumnError on a leak; return the overridden ones (no values)."""
+        if self.alpha == 1.0 or not public_cols:
+            return []  # alpha = 1 releases every private value anyway
+        leaks = find_leaks(data, self.private_columns, public_cols)
+        blocked = [lk for lk in leaks if not set(lk.public) & set(exempt)]
+        if blocked:
+            cols = sorted({c for lk in blocked for c in lk.public})
+            raise DerivedColumnError(
+                f"{owner}: published public column(s) reveal private ones, in every row, kept "
+                f"or replaced:\n{format_leaks(blocked)}\nDrop these columns, privatise them "
+                "(add them to the reference), rebuild them from released values (e.g. "
+                "I(x**2) in a formula), or publish them anyway with "
+                f"allow_derived={cols!r} (recorded in the release's description)."
+            )
+        return [
+            {"public": list(lk.public), "private": lk.private, "relation": lk.relation}
+            for lk in leaks
+        ]
 
     @staticmethod
     def _exempt_columns(
@@ -474,6 +611,9 @@ def secure_uniform(size: int) -> np.ndarray:
 
 
 def _distinct_pmf(frame: pd.DataFrame, weights: np.ndarray) -> np.ndarray:
-    """Aggregate the weights of identical rows (an empirical sample may repeat points)."""
-    keys = frame.astype(str).agg("\x1f".join, axis=1).to_numpy()
-    return pd.Series(weights).groupby(keys, sort=False).sum().to_numpy()
+    """Aggregate the weights of identical rows (an empirical sample may repeat points).
+
+    Rows are identical under the same (Python) equality as the exact support check.
+    """
+    keys, _ = pd.MultiIndex.from_frame(frame.astype(object)).factorize()
+    return np.bincount(keys, weights=np.asarray(weights, dtype=float))

@@ -68,6 +68,11 @@ class PrivacyGuarantees:
         Density floor of the c-interior for the PML figure.
     pml_eps : float or None
         :math:`\varepsilon_{PML}` on the c-interior (discrete spaces only).
+    atomless : bool
+        Whether the reference has no atoms (then ``delta = alpha`` is tight at every eps
+        and kept values are the only atoms of the output). A reference with atoms but
+        no smallest one (a Poisson reference, say) has no finite pure eps; the
+        ``(0, alpha)`` guarantee still holds.
 
     Examples
     --------
@@ -98,6 +103,7 @@ class PrivacyGuarantees:
     n_points: float
     c: float | None
     pml_eps: float | None
+    atomless: bool = False
 
     def to_frame(self) -> pd.DataFrame:
         """One row per guarantee: currency, parameters and value."""
@@ -118,9 +124,14 @@ class PrivacyGuarantees:
         if self.ldp_delta == 0:
             lines.append(f"  pure LDP                      : eps = {self.ldp_eps:.4g}")
         else:
+            kind = (
+                "atomless reference"
+                if self.atomless
+                else "reference with atoms but no smallest atom: no finite pure eps"
+            )
             lines.append(
                 f"  (eps, delta)-LDP              : delta = {self.ldp_delta:.4g} for every eps >= 0"
-                " (atomless reference)"
+                f" ({kind})"
             )
         if self.pml_eps is not None:
             lines.append(
@@ -131,7 +142,7 @@ class PrivacyGuarantees:
 
 
 def alpha_identity_guarantees(
-    alpha: float, qbar: FloatArray | None, c: float | None = None
+    alpha: float, qbar: FloatArray | None, c: float | None = None, *, atomless: bool = True
 ) -> PrivacyGuarantees:
     r"""Guarantees of the alpha-identity mechanism.
 
@@ -145,6 +156,10 @@ def alpha_identity_guarantees(
     c : float, optional
         Density floor for the PML guarantee, in ``[0, 1/N]``; ``None`` reports PML at
         ``c = 0`` (where it equals the LDP epsilon) for discrete spaces.
+    atomless : bool, default=True
+        With ``qbar=None``: whether the reference is atomless (``False`` for a reference
+        with infinitely many atoms, e.g. Poisson). Only the wording differs: ``(0,
+        alpha)``-LDP holds either way, and no finite pure eps exists.
 
     Notes
     -----
@@ -163,7 +178,9 @@ def alpha_identity_guarantees(
     """
     alpha = check_alpha(alpha, "alpha_identity_guarantees")
     if qbar is None:
-        return PrivacyGuarantees(alpha, alpha, 0.0, alpha, False, math.inf, None, None)
+        return PrivacyGuarantees(
+            alpha, alpha, 0.0, alpha, False, math.inf, None, None, atomless=bool(atomless)
+        )
     q = _check_pmf(qbar)
     n_points = q.size
     if alpha == 1.0 or q.min() <= 0:

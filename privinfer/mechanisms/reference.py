@@ -37,6 +37,7 @@ from privinfer.exceptions import (
     DataMismatchError,
     MechanismMismatchError,
     OutOfSupportError,
+    PrivateDtypeError,
     UnknownCategoryError,
 )
 
@@ -102,6 +103,15 @@ class Component(ABC):
         """Number of support points (``inf`` for continuous components)."""
         return math.inf
 
+    @property
+    def is_atomless(self) -> bool:
+        """Whether no single point has positive probability (uniform, continuous scipy)."""
+        return False
+
+    def numeric_column(self, j: int) -> bool:
+        """Whether column ``j`` of the component holds real numbers (a dtype requirement)."""
+        return True
+
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
 
@@ -141,6 +151,11 @@ class Uniform(Component):
     def is_discrete(self) -> bool:
         """A uniform distribution on an interval is atomless."""
         return False
+
+    @property
+    def is_atomless(self) -> bool:
+        """A uniform distribution on an interval has no atoms."""
+        return True
 
     @property
     def mean(self) -> float:
@@ -223,6 +238,10 @@ class Categorical(Component):
         """Number of levels."""
         return float(len(self.levels))
 
+    def numeric_column(self, j: int) -> bool:
+        """Levels may be of any type; membership is checked instead."""
+        return False
+
     def from_unit(self, u: FloatArray) -> np.ndarray:
         """Inverse-CDF coding of uniforms into levels."""
         idx = np.searchsorted(np.cumsum(self.probs)[:-1], u, side="right")
@@ -273,6 +292,11 @@ class Frozen(Component):
     def is_discrete(self) -> bool:
         """Whether the scipy distribution is discrete."""
         return isinstance(self.dist.dist, stats.rv_discrete)
+
+    @property
+    def is_atomless(self) -> bool:
+        """Continuous scipy distributions have no atoms; discrete ones are all atoms."""
+        return not self.is_discrete
 
     @property
     def mean(self) -> float:
@@ -327,7 +351,7 @@ class Frozen(Component):
 
 
 class Empirical(Component):
-    """The empirical distribution of a public sample (one or several columns jointly).
+    r"""The empirical distribution of a public sample (one or several columns jointly).
 
     Parameters
     ----------
@@ -337,15 +361,22 @@ class Empirical(Component):
 
     Notes
     -----
-    The support of an empirical reference is its set of sample points. Released *kept*
-    values need not be among them, so :meth:`out_of_support` checks only the public
-    sample's range (numeric columns) or levels (other columns).
+    The support of an empirical reference is its set of sample points (rows, for a
+    sample over several columns). Every private value must be one of them *exactly*,
+    jointly over the columns: a value inside the sample's range but not a sample point,
+    or a combination never seen jointly, is an :class:`OutOfSupportError`. Kept rows are
+    released as the matching sample point (its type and representation), so a kept row
+    cannot be told apart from a replacement by its form. This is what makes the pure
+    :math:`\varepsilon` of :meth:`AlphaIdentity.guarantees` hold.
 
     Examples
     --------
     >>> import pandas as pd
     >>> Empirical(pd.Series([1.0, 2.0, 2.0], name="x")).n_support()
     3.0
+    >>> Empirical(pd.Series([1.0, 2.0], name="x")).out_of_support(
+    ...     pd.DataFrame({"x": [1.0, 1.5]})).tolist()
+    [False, True]
     """
 
     def __init__(self, public_sample: Any) -> None:
@@ -357,6 +388,12 @@ class Empirical(Component):
             frame = pd.DataFrame({"value": np.asarray(public_sample)})
         if len(frame) == 0 or frame.isna().any().any():
             raise ValueError("Empirical needs a non-empty public sample without missing values.")
+        for col in frame.columns:
+            if pd.api.types.is_complex_dtype(frame[col]):
+                raise PrivateDtypeError(
+                    f"Empirical: sample column {col!r} is complex; a reference sample needs "
+                    "real numbers or labels."
+                )
         self.sample_frame = frame.reset_index(drop=True).copy()
         self.n_columns = frame.shape[1]
 
@@ -364,6 +401,13 @@ class Empirical(Component):
     def is_discrete(self) -> bool:
         """An empirical distribution has finite support."""
         return True
+
+    def numeric_column(self, j: int) -> bool:
+        """Whether sample column ``j`` is real numeric (bool columns are labels)."""
+        col = self.sample_frame.iloc[:, j]
+        return bool(
+            pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+        )
 
     def n_support(self) -> float:
         """Number of sample points (with multiplicity)."""
@@ -380,18 +424,38 @@ class Empirical(Component):
         idx = np.minimum((u * n).astype(np.int64), n - 1)
         return self.sample_frame.iloc[idx].reset_index(drop=True)
 
+    def support_index(self, values: pd.DataFrame) -> np.ndarray:
+        """Row of the public sample equal to each row of ``values`` (``-1``: none).
+
+        Equality is exact and joint over the columns (Python equality: ``1 == 1.0``).
+
+        Examples
+        --------
+        >>> ref = Empirical(pd.DataFrame({"a": [1, 2], "b": ["p", "q"]}))
+        >>> ref.support_index(pd.DataFrame({"a": [2, 1], "b": ["q", "q"]})).tolist()
+        [1, -1]
+        """
+        unique = self.sample_frame.drop_duplicates()
+        probe = {
+            j: (values.iloc[:, j].astype(object)
+                if isinstance(values.iloc[:, j].dtype, pd.CategoricalDtype)
+                else values.iloc[:, j])
+            for j in range(self.n_columns)
+        }
+        if self.n_columns == 1:
+            lookup: pd.Index = pd.Index(unique.iloc[:, 0].to_numpy())
+            target: pd.Index = pd.Index(probe[0].to_numpy())
+        else:
+            lookup = pd.MultiIndex.from_arrays([unique.iloc[:, j].to_numpy()
+                                                for j in range(self.n_columns)])
+            target = pd.MultiIndex.from_arrays([probe[j].to_numpy()
+                                                for j in range(self.n_columns)])
+        pos = lookup.get_indexer(target)
+        return np.where(pos >= 0, unique.index.to_numpy()[np.maximum(pos, 0)], -1)
+
     def out_of_support(self, values: pd.DataFrame) -> np.ndarray:
-        """Rows outside the public sample's range (numeric) or values (otherwise)."""
-        bad = np.zeros(len(values), dtype=bool)
-        for j, col in enumerate(self.sample_frame.columns):
-            ref = self.sample_frame[col]
-            got = values.iloc[:, j]
-            if pd.api.types.is_numeric_dtype(ref) and not pd.api.types.is_bool_dtype(ref):
-                x = pd.to_numeric(got, errors="coerce").to_numpy(dtype=float)
-                bad |= ~((x >= ref.min()) & (x <= ref.max()))
-            else:
-                bad |= ~got.isin(ref.unique()).to_numpy()
-        return bad
+        """Rows that are not exactly a sample point (jointly over the columns)."""
+        return self.support_index(values) < 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-compatible description (the whole public sample, column-wise)."""
@@ -526,6 +590,11 @@ class ProductReference:
     def is_discrete(self) -> bool:
         """Whether every component has finite support (the product is then finite)."""
         return all(comp.is_discrete and np.isfinite(comp.n_support()) for _, comp in self.parts)
+
+    @property
+    def is_atomless(self) -> bool:
+        """Whether the product has no atoms (at least one atomless component)."""
+        return any(comp.is_atomless for _, comp in self.parts)
 
     @property
     def n_support(self) -> float:
@@ -673,6 +742,42 @@ class ProductReference:
         return self.qmc_sample(m, n_replicates=n_replicates, random_state=random_state)
 
     # -- checks ------------------------------------------------------------------------
+    def check_dtypes(self, frame: pd.DataFrame, owner: str) -> None:
+        """Raise if a numeric private column has no real numeric dtype.
+
+        Object, string, complex and mixed columns are refused: a kept value would keep its
+        type (a string ``"1"``, a complex number) while replacements are real numbers,
+        so every row would show whether it was kept.
+
+        Raises
+        ------
+        PrivateDtypeError
+            A column covered by a numeric component (uniform, scipy, numeric empirical)
+            has another dtype.
+
+        Examples
+        --------
+        >>> ref = ProductReference({"x": Uniform(0, 1)})
+        >>> ref.check_dtypes(pd.DataFrame({"x": [0.5, 1]}), "demo")
+        >>> try:
+        ...     ref.check_dtypes(pd.DataFrame({"x": ["0.5", 1]}), "demo")
+        ... except PrivateDtypeError as err:
+        ...     print(type(err).__name__)
+        PrivateDtypeError
+        """
+        for cols, comp in self.parts:
+            for j, col in enumerate(cols):
+                if not comp.numeric_column(j) or _is_real_numeric(frame[col]):
+                    continue
+                kinds = sorted({type(v).__name__ for v in frame[col].head(1000)})
+                raise PrivateDtypeError(
+                    f"{owner}: private column {col!r} has dtype {frame[col].dtype} (values of "
+                    f"type {kinds!r}) but its reference {comp!r} is numeric. A numeric private "
+                    "column needs a real numeric dtype (int, unsigned, float or bool): an "
+                    "object, string, complex or mixed column would show in every row whether "
+                    "the value was kept. Convert it first, e.g. with pd.to_numeric."
+                )
+
     def check_values(self, frame: pd.DataFrame, owner: str) -> None:
         """Raise if a private value lies outside the reference support.
 
@@ -680,10 +785,13 @@ class ProductReference:
         ------
         MechanismMismatchError
             A private column is missing from ``frame``.
+        PrivateDtypeError
+            A numeric private column has no real numeric dtype.
         UnknownCategoryError
             A categorical value is not among the declared levels.
         OutOfSupportError
-            A value lies outside the support.
+            A value lies outside the support (for an :class:`Empirical` component: is
+            not exactly one of its sample points).
         """
         missing = [c for c in self.columns if c not in frame.columns]
         if missing:
@@ -691,6 +799,7 @@ class ProductReference:
                 f"{owner}: private column(s) {missing!r} of the mechanism are missing from the "
                 f"data (columns present: {list(frame.columns)!r})."
             )
+        self.check_dtypes(frame, owner)
         for cols, comp in self.parts:
             bad = comp.out_of_support(frame[list(cols)])
             if np.any(bad):
@@ -708,6 +817,17 @@ class ProductReference:
                     f"reference {comp!r}, e.g. {sample!r}. Values outside the reference support "
                     "are never released silently: clip or recode them first."
                 )
+
+
+def _is_real_numeric(series: pd.Series) -> bool:
+    """A real numeric or bool dtype (numpy or pandas nullable); not object, str, complex."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return False
+    if pd.api.types.is_bool_dtype(series):
+        return True
+    return bool(
+        pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_complex_dtype(series)
+    )
 
 
 def as_reference(reference: Any) -> ProductReference:

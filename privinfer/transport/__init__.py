@@ -3,11 +3,13 @@
 The optional extra ``pip install privinfer[transport]`` brings POT (every OT solve) and
 dp-accounting (composition). POT is imported lazily, inside the functions that solve.
 
-* DPOT / DPDA (seed 000): :class:`DPOTSource` publishes a random projection of the
-  source rows with Gaussian noise; :class:`DPOT` solves OT on the debiased cost;
+* DPOT / DPDA (Le Tien, Habrard and Sebban, 2019): :class:`DPOTSource` publishes a
+  random projection of the source rows with Gaussian noise; :class:`DPOT` solves OT on
+  the debiased cost and estimates the transport cost with a bias correction and a
+  bracket (:func:`estimate_transport_cost`);
   :class:`DPDASource` / :class:`DPDA` add a private label histogram and a
   class-regularised coupling for domain adaptation.
-* PrivTree synthetic measures (seed 002): :class:`PrivTreeSynthesizer` releases a
+* PrivTree synthetic measures (He, 2026): :class:`PrivTreeSynthesizer` releases a
   :class:`SyntheticMeasure` with Wasserstein-1 guarantees.
 """
 
@@ -27,6 +29,7 @@ from privinfer.transport.da import (
 )
 from privinfer.transport.dpot import (
     DPOT,
+    CostEstimate,
     DPOTResult,
     DPOTSource,
     MinibatchDPOTResult,
@@ -36,6 +39,7 @@ from privinfer.transport.dpot import (
     dpot,
     dpot_minibatch,
     draw_projection,
+    estimate_transport_cost,
     publish_rows,
     solve_transport,
 )
@@ -51,6 +55,7 @@ from privinfer.transport.privtree import (
 __all__ = [
     "DPDA",
     "DPOT",
+    "CostEstimate",
     "DPDASource",
     "DPOTResult",
     "DPOTSource",
@@ -71,6 +76,7 @@ __all__ = [
     "dpot",
     "dpot_minibatch",
     "draw_projection",
+    "estimate_transport_cost",
     "grid_synthesize",
     "labels_from_counts",
     "max_row_norm",

@@ -39,7 +39,8 @@ __all__ = [
 NeighbourRelation = Literal["entry", "record"]
 
 _RELATION_TEXT = {
-    "entry": "one entry of one source row changes by at most 1 (seed 000, Theorem 2)",
+    "entry": ("one entry of one source row changes by at most 1 (Le Tien, Habrard and "
+              "Sebban, 2019, Theorem 2)"),
     "record": "one source row (clipped to the public norm bound) is replaced by another",
 }
 
@@ -161,8 +162,9 @@ def minibatch_privacy(
     :math:`q\,L_{N(0,\sigma^2)\|N(\Delta_2,\sigma^2)} + (1-q)\,\delta_0` (a record's row
     is published or not, and an adversary may see which), composed :math:`T` times.
     With :math:`q = 1` this is ``dp_accounting``'s Gaussian event composed ``T`` times.
-    The DP-SGD subsampled-Gaussian bound used in seed 000's minibatch experiment is
-    smaller, but it analyses a noisy *sum* over the batch and does not apply to a per-row
+    The DP-SGD subsampled-Gaussian bound used in the minibatch experiment of Le Tien,
+    Habrard and Sebban (2019) is smaller, but it analyses a noisy *sum* over the batch and does
+    not apply to a per-row
     release.
 
     Examples

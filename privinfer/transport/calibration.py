@@ -2,7 +2,7 @@ r"""Noise calibration for the DPOT publication :math:`(M, X_s M + \Delta)`.
 
 Two neighbour relations are offered; each gives its own sensitivity and calibration.
 
-``"entry"`` (seed 000, Theorem 2; Kenthapadi et al., 2013)
+``"entry"`` (Le Tien, Habrard and Sebban, 2019, Theorem 2; Kenthapadi et al., 2013)
     Two source data sets are neighbours when they differ in **one entry of one row by at
     most 1** in absolute value. Then :math:`X_s M` moves by at most one row of ``M``, so
     the :math:`\ell_2` sensitivity is :math:`w = \max_i \lVert M_{i\cdot}\rVert_2` and
@@ -104,7 +104,9 @@ def record_sensitivity(M: FloatArray, clip_norm: float) -> float:
 
 
 def theorem2_sigma(eps: float, delta: float, w: float) -> float:
-    r"""Noise level of seed 000, Theorem 2 (Kenthapadi et al., 2013, Theorem 1).
+    r"""Noise level of Theorem 2 of Le Tien, Habrard and Sebban (2019).
+
+    The theorem is Kenthapadi et al. (2013), Theorem 1, applied to DPOT.
 
     Publishing :math:`(M, X_s M + \Delta)` with
     :math:`\Delta \sim N(0, \sigma^2)^{n_s\times \ell}` is :math:`(\varepsilon, \delta)`-DP
@@ -118,7 +120,7 @@ def theorem2_sigma(eps: float, delta: float, w: float) -> float:
     eps : float
         Privacy parameter :math:`\varepsilon > 0`.
     delta : float
-        Privacy parameter :math:`\delta \in (0, 1)`.
+        Privacy parameter :math:`\delta \in (0, 1/2)` (the domain of Theorem 2).
     w : float
         Largest row norm of ``M`` (:func:`max_row_norm`), :math:`w > 0`.
 
@@ -130,9 +132,9 @@ def theorem2_sigma(eps: float, delta: float, w: float) -> float:
     Raises
     ------
     ValueError
-        If ``eps <= 0``, ``delta`` is outside (0, 1) or ``w <= 0``. For ``delta >= 1/2``
-        the logarithm is negative; the formula is still used as stated, but is clipped
-        at zero inside the square root.
+        If ``eps <= 0``, ``delta`` is outside (0, 1/2) or ``w <= 0``. Theorem 2 needs
+        :math:`\delta < 1/2`; for :math:`\delta \ge e^{\varepsilon}/2` the formula would
+        give :math:`\sigma = 0`, i.e. the rows published exactly.
 
     See Also
     --------
@@ -153,10 +155,12 @@ def theorem2_sigma(eps: float, delta: float, w: float) -> float:
     >>> round(theorem2_sigma(eps=4.0, delta=1 / (1.2 * 4365), w=1.0), 2)
     1.22
     """
-    eps_f, delta_f = _check_eps_delta(eps, delta, "theorem2_sigma")
+    eps_f = check_in_interval(eps, "eps", "theorem2_sigma", 0.0, np.inf, low_open=True,
+                              high_open=True)
+    delta_f = check_in_interval(delta, "delta", "theorem2_sigma", 0.0, 0.5, low_open=True,
+                                high_open=True)
     w_f = check_in_interval(w, "w", "theorem2_sigma", 0.0, np.inf, low_open=True, high_open=True)
-    inner = max(np.log(1.0 / (2.0 * delta_f)) + eps_f, 0.0)
-    return float(w_f * np.sqrt(2.0 * inner) / eps_f)
+    return float(w_f * np.sqrt(2.0 * (np.log(1.0 / (2.0 * delta_f)) + eps_f)) / eps_f)
 
 
 def analytic_gaussian_sigma(eps: float, delta: float, sensitivity: float) -> float:

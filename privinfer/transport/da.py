@@ -1,4 +1,4 @@
-r"""Differentially private domain adaptation (DPDA, seed 000 Algorithm 2).
+r"""Differentially private domain adaptation (DPDA; Le Tien, Habrard and Sebban, 2019, Algorithm 2).
 
 The source party sorts its rows by class, publishes the DPOT release of the sorted rows
 (:class:`~privinfer.transport.dpot.DPOTSource`) and a class histogram with integer
@@ -31,11 +31,13 @@ from privinfer.exceptions import (
     UnknownCategoryError,
 )
 from privinfer.transport._pot import import_ot
+from privinfer.transport._release import warn_if_seeded
 from privinfer.transport.accounting import NeighbourRelation, PrivacyStatement
 from privinfer.transport.dpot import (
     DPOTSource,
     PublishedSource,
     _as_matrix,
+    _check_marginals,
     debiased_cost,
 )
 
@@ -51,8 +53,9 @@ GroupNorm = Literal["l1l2", "lpl1"]
 CostNormalization = Literal["none", "max", "median"]
 
 _LABEL_CAVEAT = (
-    "Seed 000 Algorithm 2 publishes the rows sorted by class; when a neighbouring data "
-    "set changes a label, rows shift position, and that order is not protected by the "
+    "Algorithm 2 of Le Tien, Habrard and Sebban (2019) publishes the rows sorted by "
+    "class; when a neighbouring data set changes a label, rows shift position, and that "
+    "order is not protected by the "
     "histogram noise. Under neighbour='entry' labels never change, so the statement is "
     "exact; under 'record' it covers features and counts but not the class order."
 )
@@ -138,7 +141,7 @@ def labels_from_counts(noisy_counts: IntArray, n_rows: int) -> IntArray:
     return np.searchsorted(bounds, np.arange(n), side="right").astype(np.int64)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class PublishedLabelledSource:
     r"""What the DPDA source publishes: a DPOT release of class-sorted rows and a histogram.
 
@@ -159,12 +162,13 @@ class PublishedLabelledSource:
     --------
     >>> rng = np.random.default_rng(0)
     >>> Xs, ys = rng.normal(size=(60, 4)), rng.choice(["a", "b", "c"], 60)
-    >>> pub = DPDASource(3.0, 1e-4, 8, 1.0, classes=["a", "b", "c"],
-    ...                  random_state=0).publish(Xs, ys)
+    >>> pub = DPDASource(3.0, 1e-4, 8, 1.0, classes=["a", "b", "c"]).publish(Xs, ys)
     >>> pub.classes.tolist(), pub.noisy_counts.shape, pub.source.rows.shape
     (['a', 'b', 'c'], (3,), (60, 8))
     >>> pub.eps_labels, pub.privacy.eps, pub.privacy.delta  # eps + eps' by composition
     (1.0, 4.0, 0.0001)
+    >>> len(repr(pub).splitlines()) <= 15
+    True
     """
 
     source: PublishedSource
@@ -172,6 +176,18 @@ class PublishedLabelledSource:
     noisy_counts: IntArray
     eps_labels: float
     privacy: PrivacyStatement
+
+    def __repr__(self) -> str:
+        src, p = self.source, self.privacy
+        classes = self.classes.tolist()
+        shown = classes if len(classes) <= 10 else [*classes[:10], "..."]
+        return (
+            f"PublishedLabelledSource(n_source={src.n_samples}, n_features={src.n_features}, "
+            f"ell={src.ell}, n_classes={len(classes)},\n"
+            f"                        classes={shown!r},\n"
+            f"                        eps={p.eps:.4g} (labels {self.eps_labels:.4g}), "
+            f"delta={p.delta:.3g}, sigma={src.sigma:.4g})"
+        )
 
 
 class DPDASource:
@@ -194,7 +210,9 @@ class DPDASource:
     clip_norm : float or None, default=None
         Public row-norm bound, required for ``neighbour="record"``.
     random_state : int, SeedSequence, Generator or None, default=None
-        Source of all randomness; None draws fresh OS entropy.
+        Source of all randomness; None draws fresh OS entropy. An int or a
+        ``SeedSequence`` issues :class:`SeedReleaseWarning` (a guessed seed regenerates
+        the published ``M`` and then the noise). A pickled source object drops the seed.
 
     See Also
     --------
@@ -204,7 +222,7 @@ class DPDASource:
     -----
     The histogram noise is discrete Laplace with scale :math:`2/\varepsilon'`: replacing
     one label moves one unit between two bins (:math:`\ell_1` sensitivity 2), so the
-    release is :math:`\varepsilon'`-DP for that relation (seed 000 uses
+    release is :math:`\varepsilon'`-DP for that relation (Le Tien, Habrard and Sebban (2019) use
     :math:`\text{Lap}(1/\varepsilon')`, which is the add/remove calibration). The total is
     :math:`(\varepsilon+\varepsilon', \delta)` by basic composition.
 
@@ -213,7 +231,7 @@ class DPDASource:
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> Xs, ys = rng.normal(size=(60, 4)), rng.integers(0, 3, 60)
-    >>> pub = DPDASource(3.0, 1e-4, 8, 1.0, classes=[0, 1, 2], random_state=0).publish(Xs, ys)
+    >>> pub = DPDASource(3.0, 1e-4, 8, 1.0, classes=[0, 1, 2]).publish(Xs, ys)
     >>> pub.noisy_counts.shape
     (3,)
     """
@@ -239,6 +257,12 @@ class DPDASource:
         self.clip_norm = clip_norm
         self.random_state = random_state
 
+    def __getstate__(self) -> dict[str, object]:
+        # a seed must not travel with a shared object: it regenerates M and the noise
+        state = self.__dict__.copy()
+        state["random_state"] = None
+        return state
+
     def publish(self, Xs: FloatArray, ys: Any) -> PublishedLabelledSource:
         """Publish the class-sorted DPOT release and the noisy histogram.
 
@@ -261,9 +285,15 @@ class DPDASource:
         DataMismatchError
             If ``Xs`` and ``ys`` have different lengths.
         ValueError
-            If a hyperparameter is out of range.
+            If a hyperparameter is out of range (``delta`` must lie in (0, 1/2)).
+
+        Warns
+        -----
+        SeedReleaseWarning
+            If ``random_state`` is an int or a ``SeedSequence``.
         """
         owner = f"{type(self).__name__}.publish"
+        warn_if_seeded(self.random_state, owner)
         eps_l = check_in_interval(self.eps_labels, "eps_labels", type(self).__name__, 0.0,
                                   np.inf, low_open=True, high_open=True)
         classes = np.asarray(self.classes)
@@ -325,8 +355,9 @@ class DPDA:
     reg_cl : float, default=1.0
         Group-lasso weight :math:`\lambda_c`.
     group_norm : {"l1l2", "lpl1"}, default="l1l2"
-        ``"l1l2"``: :math:`\sum_j\sum_c\lVert\gamma(I_c, j)\rVert_2` as in seed 000
-        (``ot.da.sinkhorn_l1l2_gl``); ``"lpl1"``: the :math:`\ell_{1/2}`-:math:`\ell_1`
+        ``"l1l2"``: :math:`\sum_j\sum_c\lVert\gamma(I_c, j)\rVert_2` as in Le Tien,
+        Habrard and Sebban (2019) (``ot.da.sinkhorn_l1l2_gl``); ``"lpl1"``: the
+        :math:`\ell_{1/2}`-:math:`\ell_1`
         penalty of Courty et al. (``ot.da.sinkhorn_lpl1_mm``, faster).
     cost_normalization : {"max", "median", "none"}, default="max"
         Division of the (min-shifted) debiased cost before the solve, as POT's ``norm``.
@@ -360,7 +391,7 @@ class DPDA:
 
     Notes
     -----
-    Seed 000, Algorithm 2 / eq. (3):
+    Le Tien, Habrard and Sebban (2019), Algorithm 2 / eq. (3):
 
     .. math:: \tilde\gamma = \arg\min_{\gamma\in\Pi(a,b)} \langle\gamma,\tilde C\rangle
               + \lambda_s\sum_{ij}\gamma_{ij}\log\gamma_{ij}
@@ -399,7 +430,15 @@ class DPDA:
         self.cost_normalization = cost_normalization
         self.max_iter = max_iter
 
-    def fit(self, published: PublishedLabelledSource, Xt: FloatArray, yt: Any = None) -> DPDA:
+    def fit(
+        self,
+        published: PublishedLabelledSource,
+        Xt: FloatArray,
+        yt: Any = None,
+        *,
+        a: FloatArray | None = None,
+        b: FloatArray | None = None,
+    ) -> DPDA:
         """Fit coupling, barycentric map and classifier; returns ``self``.
 
         Parameters
@@ -410,6 +449,10 @@ class DPDA:
             Target rows.
         yt : array-like of shape (n_target,) or None, default=None
             Known target labels, ``-1`` where unknown (semi-supervised mode).
+        a, b : ndarray of shape (n_source,) / (n_target,), default=None
+            Marginal weights with equal sums, as POT's ``a`` and ``b``; None means
+            uniform. ``a`` weighs the published rows in their published (class-sorted)
+            order and must be public.
 
         Returns
         -------
@@ -422,6 +465,8 @@ class DPDA:
             If ``yt`` holds a label that is not a class of the published histogram.
         DataMismatchError
             If the dimensions do not match.
+        WeightsError
+            If ``a`` or ``b`` is malformed or their sums differ.
         ValueError
             If a hyperparameter is out of range.
         """
@@ -460,7 +505,7 @@ class DPDA:
             Cn[mismatch] = 10.0 * Cn.max()  # as POT's limit_max: no cross-class mass
         ot = import_ot()
         n, m = Cn.shape
-        a, b = np.full(n, 1.0 / n), np.full(m, 1.0 / m)
+        a, b = _check_marginals(a, b, n, m, owner)
         solver = ot.da.sinkhorn_l1l2_gl if self.group_norm == "l1l2" else ot.da.sinkhorn_lpl1_mm
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

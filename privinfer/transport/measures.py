@@ -8,7 +8,7 @@ The tree lives on an integer grid: a coordinate of the partitioned domain is an 
 ``[0, 2**_BITS)``, and a cell of depth ``k`` that has been split ``n_j(k)`` times along
 coordinate ``j`` has side ``2**(_BITS - n_j(k))`` there. Data in the unit cube occupy the
 *window* ``[window_lo, window_hi)`` of that grid (the whole grid without a random shift,
-a shifted half-size box with one, seed 002 §6).
+a shifted half-size box with one, He, 2026, §6).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from privinfer._typing import BoolArray, FloatArray, IntArray, RandomStateLike
 from privinfer._validation import check_int, check_random_state
 from privinfer.exceptions import DataMismatchError, OutOfSupportError, ProblemSizeError
 from privinfer.transport._pot import import_ot
+from privinfer.transport._release import SummaryText, shape_text
 
 __all__ = ["DyadicTree", "SyntheticMeasure", "TreeLevel"]
 
@@ -38,7 +39,7 @@ _EXACT_MAX_ENTRIES = 25_000_000
 WassersteinMethod = Literal["auto", "exact", "tree"]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class TreeLevel:
     """The cells of one depth of a released tree (its *frontier*) and their fate.
 
@@ -79,8 +80,14 @@ class TreeLevel:
     leaf_offset: int
     n_discarded: int
 
+    def __repr__(self) -> str:
+        n = int(self.split.shape[0])
+        n_split = int(self.split.sum())
+        return (f"TreeLevel(n_cells={n}, n_split={n_split}, n_leaves={n - n_split}, "
+                f"leaf_offset={self.leaf_offset}, n_discarded={self.n_discarded})")
 
-@dataclass(frozen=True, eq=False)
+
+@dataclass(frozen=True, eq=False, repr=False)
 class DyadicTree:
     """A released cyclic binary partition tree: depth-k cells split coordinate k mod d.
 
@@ -114,6 +121,11 @@ class DyadicTree:
     levels: tuple[TreeLevel, ...]
     window_lo: IntArray
     window_hi: IntArray
+
+    def __repr__(self) -> str:
+        return (f"DyadicTree(dim={self.dim}, depth={len(self.levels) - 1}, "
+                f"n_nodes={self.n_nodes}, n_leaves={self.n_leaves}, "
+                f"n_discarded={self.n_discarded})")
 
     @property
     def dim(self) -> int:
@@ -349,7 +361,7 @@ def _as_points(data: object, dim: int, owner: str) -> FloatArray:
     return arr
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class SyntheticMeasure:
     r"""A private synthetic probability measure on leaf representatives of a released tree.
 
@@ -373,7 +385,7 @@ class SyntheticMeasure:
     bounds : ndarray of shape (d, 2)
         Public lower and upper bounds of every coordinate.
     shift : ndarray of shape (d,) or None
-        Public random shift U in [0, 1]^d (seed 002 §6); None without one.
+        Public random shift U in [0, 1]^d (He, 2026, §6); None without one.
     columns : tuple of str
         Column names used by :meth:`to_frame`.
     eps : float
@@ -382,6 +394,9 @@ class SyntheticMeasure:
         How the signed noisy measure was made a probability measure.
     projection_cost : float
         Its W1 cost in unit-cube coordinates (see the synthesizer's Notes).
+    privacy : str, default=""
+        The privacy statement of the release in words (neighbour relation, what was
+        public).
 
     See Also
     --------
@@ -396,6 +411,8 @@ class SyntheticMeasure:
     >>> frame = nu.to_frame()
     >>> list(frame.columns), bool(frame["x0"].between(10, 20).all())
     (['x0', 'weight'], True)
+    >>> len(repr(nu).splitlines()) <= 15, len(str(nu.summary()).splitlines()) <= 15
+    (True, True)
     """
 
     points: FloatArray
@@ -410,6 +427,48 @@ class SyntheticMeasure:
     eps: float
     projection: str
     projection_cost: float
+    privacy: str = ""
+
+    def __repr__(self) -> str:
+        cols = ", ".join(self.columns)
+        return (
+            f"SyntheticMeasure(n_atoms={self.n_atoms}, dim={self.dim}, columns=({cols}), "
+            f"eps={self.eps:.4g},\n"
+            f"                 projection={self.projection!r}, "
+            f"projection_cost={self.projection_cost:.4g}, "
+            f"random_shift={self.shift is not None}, tree depth={len(self.tree.levels) - 1};"
+            f"\n                 points, cell_lower, cell_upper: {shape_text(self.points)})"
+        )
+
+    def summary(self) -> SummaryText:
+        """Short text: size, privacy, projection cost and the tree.
+
+        Returns
+        -------
+        SummaryText
+            A ``str`` (returned, never printed) of at most 15 lines.
+        """
+        w = self.weights
+        bounds = ", ".join(f"{c}: [{lo:.4g}, {hi:.4g}]"
+                           for c, (lo, hi) in zip(self.columns, self.bounds, strict=True))
+        lines = [
+            "Private synthetic measure",
+            "=" * 60,
+            f"{'Atoms (leaves):':<28}{self.n_atoms:>32}",
+            f"{'Dimension:':<28}{self.dim:>32}",
+            f"{'Privacy (eps, delta):':<28}{f'({self.eps:.4g}, 0)':>32}",
+            f"{'Tree depth / nodes:':<28}"
+            f"{f'{len(self.tree.levels) - 1} / {self.tree.n_nodes}':>32}",
+            f"{'Random shift:':<28}{self.shift is not None!s:>32}",
+            f"{'Projection (W1 cost):':<28}"
+            f"{f'{self.projection} ({self.projection_cost:.4g})':>32}",
+            f"{'Atoms with weight > 0:':<28}{int(np.count_nonzero(w)):>32}",
+            f"{'Largest weight:':<28}{float(w.max()):>32.4g}",
+            f"Bounds: {bounds}"[:120],
+        ]
+        if self.privacy:
+            lines.append(self.privacy[:240])
+        return SummaryText("\n".join(lines))
 
     @property
     def dim(self) -> int:
@@ -474,7 +533,7 @@ class SyntheticMeasure:
     def leaf_masses(self, data: object) -> FloatArray:
         r"""Empirical mass of ``data`` in every leaf: the cell aggregation :math:`\nu_T`.
 
-        This is the oracle measure of seed 002 (exact leaf masses on the representatives);
+        This is the oracle measure of He (2026) (exact leaf masses on the representatives);
         it is not private when ``data`` are. O(n_obs * depth).
         """
         unit = self._to_unit(data, "SyntheticMeasure.leaf_masses")
@@ -500,7 +559,7 @@ class SyntheticMeasure:
             Points inside the public bounds.
         method : {"auto", "exact", "tree"}, default="auto"
         unit_cube : bool, default=False
-            Measure distances after rescaling the bounds to ``[0, 1]^d`` (the seed's
+            Measure distances after rescaling the bounds to ``[0, 1]^d`` (the paper's
             units) instead of in the original units.
 
         Returns

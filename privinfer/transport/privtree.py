@@ -1,4 +1,4 @@
-r"""PrivTree private synthetic measures with Wasserstein-1 guarantees (seed 002).
+r"""PrivTree private synthetic measures with Wasserstein-1 guarantees (He, 2026).
 
 The functional core :func:`privtree_synthesize` grows a PrivTree on a cyclic binary
 partition of the (optionally randomly shifted) unit cube, releases integer-noised leaf
@@ -27,6 +27,7 @@ from privinfer._validation import (
     spawn_generators,
 )
 from privinfer.exceptions import NotFittedError, OutOfSupportError, ProblemSizeError
+from privinfer.transport._release import warn_if_seeded
 from privinfer.transport.measures import (
     _BITS,
     DyadicTree,
@@ -45,7 +46,7 @@ __all__ = [
 
 Projection = Literal["tree", "lp"]
 
-#: The seed's LP has n_atoms**2 transport variables; above this many atoms use "tree".
+#: The paper's LP has n_atoms**2 transport variables; above this many atoms use "tree".
 _LP_MAX_ATOMS = 400
 
 #: PrivTree constants in count units (Zhang, Xiao and Xie 2016, fan-out 2): the split
@@ -77,7 +78,7 @@ class PrivTreeDiagnostics:
     n_discarded : int
         Cells dropped without noise because they miss the shifted window.
     expected_leaves_bound : float
-        The seed's bound on the expected number of leaves, ``6 + eps n / (4 log 2)``.
+        The paper's bound on the expected number of leaves, ``6 + eps n / (4 log 2)``.
     projection_cost : float
         W1 cost of the projection in unit-cube coordinates (see Notes of
         :func:`privtree_synthesize`).
@@ -225,7 +226,7 @@ def _representatives(
 
 
 def _project_lp(atoms_unit: FloatArray, target: FloatArray) -> tuple[float, FloatArray]:
-    """Exact Euclidean W1 projection of a signed measure of total 1 (seed 002 §3 LP)."""
+    """Exact Euclidean W1 projection of a signed measure of total 1 (He 2026, §3 LP)."""
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
@@ -267,6 +268,7 @@ def _release(
     projection: Projection,
     rng: np.random.Generator,
     owner: str,
+    privacy: str = "",
 ) -> tuple[SyntheticMeasure, float, bool]:
     """Integer noise on leaf counts, then projection to a probability measure."""
     m = leaf_counts.shape[0]
@@ -299,6 +301,7 @@ def _release(
         eps=eps_total,
         projection=projection,
         projection_cost=cost,
+        privacy=privacy,
     )
     return measure, cost, degenerate
 
@@ -329,7 +332,7 @@ def privtree_synthesize(
     max_depth: int | None = None,
     random_state: RandomStateLike = None,
 ) -> tuple[SyntheticMeasure, PrivTreeDiagnostics]:
-    r"""Release an eps-differentially private synthetic measure with PrivTree (seed 002).
+    r"""Release an eps-differentially private synthetic measure with PrivTree (He, 2026).
 
     The data are rescaled to :math:`[0,1]^d` by the public bounds. A PrivTree grows a
     cyclic binary partition (a depth-k cell is halved along coordinate k mod d), splitting
@@ -352,11 +355,11 @@ def privtree_synthesize(
         Public (low, high) of each coordinate. They must not depend on the data.
     random_shift : bool, default=True
         Shift the data by a public :math:`U \sim \mathrm{Unif}[0,1]^d` and partition
-        :math:`[0,2]^d` (seed 002 §6); cells missing the shifted window are dropped
+        :math:`[0,2]^d` (He, 2026, §6); cells missing the shifted window are dropped
         without noise.
     projection : {"tree", "lp"}, default="tree"
         ``"tree"``: exact W1 projection for the tree ultrametric, O(tree size).
-        ``"lp"``: the seed's LP, the exact Euclidean W1 projection, for at most 400
+        ``"lp"``: the paper's LP, the exact Euclidean W1 projection, for at most 400
         leaves (scipy's HiGHS).
     clip : bool, default=False
         Move records outside the bounds onto them (counted in the diagnostics) instead
@@ -366,12 +369,15 @@ def privtree_synthesize(
         resolution). Cells at the cap become leaves, which keeps privacy and adds at
         most :math:`2\sqrt d\, 2^{-\lfloor\text{max\_depth}/d\rfloor}` resolution error.
     random_state : None, int, SeedSequence or Generator, default=None
-        None draws fresh OS entropy (use it for real releases).
+        None draws fresh OS entropy (use it for real releases). An int or a
+        ``SeedSequence`` issues :class:`SeedReleaseWarning`: the published shift is a
+        function of the seed, so a guessed seed is confirmed and then replays the count
+        noise.
 
     Returns
     -------
     measure : SyntheticMeasure
-        The released measure (no raw data).
+        The released measure (no raw data, no seed).
     diagnostics : PrivTreeDiagnostics
         Fit facts for the data holder; ``n_obs`` and ``n_clipped`` are not private.
 
@@ -386,6 +392,11 @@ def privtree_synthesize(
     ProblemSizeError
         If ``projection="lp"`` and the tree has more than 400 leaves.
 
+    Warns
+    -----
+    SeedReleaseWarning
+        If ``random_state`` is an int or a ``SeedSequence``.
+
     See Also
     --------
     PrivTreeSynthesizer : the class interface.
@@ -393,7 +404,7 @@ def privtree_synthesize(
 
     Notes
     -----
-    **Tree** (Zhang, Xiao and Xie 2016; seed 002 §5.2). In mass units with
+    **Tree** (Zhang, Xiao and Xie 2016; He 2026, §5.2). In mass units with
     :math:`p_Q = \mu_n(Q)`,
 
     .. math:: b(Q) = \max\{p_Q - \operatorname{depth}(Q)\,\delta,\ \theta - \delta\},
@@ -406,7 +417,7 @@ def privtree_synthesize(
     add/remove-one neighbours by PrivTree's Corollary 1. The expected number of leaves is
     at most :math:`6 + \varepsilon n/(4\log 2)`.
 
-    **Leaves** (seed 002 §3). Each record lies in one leaf, so the leaf count vector has
+    **Leaves** (He 2026, §3). Each record lies in one leaf, so the leaf count vector has
     L1 sensitivity 1 and :func:`two_sided_geometric` noise with parameter
     :math:`e^{-\varepsilon/2}` (the integer version of :math:`\mathrm{Lap}(2/\varepsilon)`
     on counts, i.e. :math:`\mathrm{Lap}(2/(\varepsilon n))` on masses) is
@@ -429,7 +440,7 @@ def privtree_synthesize(
 
     so :math:`W_{1,T}(\hat\nu, \nu_T) \le 2 W_{1,T}(\tilde\nu, \nu_T)`: the projection at
     most doubles the (tree-metric) privacy error. ``"lp"`` minimises the Euclidean
-    :math:`W_1(\nu, \tilde\nu)` exactly; with total one the seed's constraint
+    :math:`W_1(\nu, \tilde\nu)` exactly; with total one the paper's constraint
     :math:`|f| \le d` is inactive. If :math:`\tilde N \le 0` the weights are uniform and
     ``diagnostics.degenerate`` is True.
 
@@ -439,7 +450,7 @@ def privtree_synthesize(
     References
     ----------
     Y. He, "Intrinsic-dimensional Wasserstein guarantees for private synthetic
-    measures" (seed 002). J. Zhang, X. Xiao and X. Xie, "PrivTree: a differentially
+    measures" (He, 2026). J. Zhang, X. Xiao and X. Xie, "PrivTree: a differentially
     private algorithm for hierarchical decompositions", SIGMOD 2016.
 
     Examples
@@ -449,7 +460,7 @@ def privtree_synthesize(
     >>> rng = np.random.default_rng(0)
     >>> t = rng.uniform(size=2000)
     >>> x = np.c_[t, t**2, 0.5 + 0.0 * t]  # a curve in d = 3
-    >>> nu, diag = privtree_synthesize(x, 1.0, [(0, 1)] * 3, random_state=1)
+    >>> nu, diag = privtree_synthesize(x, 1.0, [(0, 1)] * 3)
     >>> bool(np.isclose(nu.weights.sum(), 1.0))
     True
     """
@@ -468,6 +479,7 @@ def privtree_synthesize(
             f"Got {max_depth}."
         )
     unit, n_clipped, columns = _prepare(X, bounds_arr, clip, owner)
+    warn_if_seeded(random_state, owner)
     rng_shift, rng_tree, rng_leaves = spawn_generators(random_state, 3)
     window_lo, window_hi = _window(d, random_shift, rng_shift)
     shift = (
@@ -498,6 +510,9 @@ def privtree_synthesize(
         projection=projection,
         rng=rng_leaves,
         owner=owner,
+        privacy=(f"({eps:.4g}, 0)-DP for add/remove-one-record neighbours: PrivTree "
+                 f"partition (eps/2) and integer-noised leaf counts (eps/2); bounds"
+                 f"{', depth cap' if max_depth < depth_cap else ''} and shift public."),
     )
     n_obs = unit.shape[0]
     diagnostics = PrivTreeDiagnostics(
@@ -520,6 +535,7 @@ def grid_synthesize(
     bounds: object,
     *,
     depth: int | None = None,
+    n_bound: int | None = None,
     projection: Projection = "tree",
     clip: bool = False,
     random_state: RandomStateLike = None,
@@ -540,11 +556,17 @@ def grid_synthesize(
     bounds : array-like of shape (d, 2)
         Public (low, high) of each coordinate.
     depth : int, optional
-        Depth L. Default ``ceil(log2(eps * n_obs))`` (at least 1), which treats n_obs
-        as public, as He, Vershynin and Zhu do.
+        Public depth L. Give either ``depth`` or ``n_bound``; the depth must not be
+        computed from the private number of records.
+    n_bound : int, optional
+        Public bound on the number of records; the depth is then
+        ``ceil(log2(eps * n_bound))`` (at least 1), the choice of He, Vershynin and Zhu
+        with a public n.
     projection : {"tree", "lp"}, default="tree"
     clip : bool, default=False
     random_state : None, int, SeedSequence or Generator, default=None
+        None draws fresh OS entropy. An int or a ``SeedSequence`` issues
+        :class:`SeedReleaseWarning`.
 
     Returns
     -------
@@ -554,7 +576,8 @@ def grid_synthesize(
     Raises
     ------
     ValueError
-        For the same bad inputs as :func:`privtree_synthesize`, or a depth above 52 * d.
+        For the same bad inputs as :func:`privtree_synthesize`, a depth above 52 * d, or
+        neither (or both) of ``depth`` and ``n_bound``.
 
     See Also
     --------
@@ -562,28 +585,40 @@ def grid_synthesize(
 
     Notes
     -----
-    The released tree is public, so only the counts cost privacy:
-    :math:`\varepsilon`-DP for add/remove neighbours. Without logarithmic factors the
-    error is of order :math:`(\varepsilon n)^{-1/d}` for :math:`d \ge 3` whatever the
-    intrinsic dimension of the data.
+    The partition depends only on the public depth (or public bound on n), so only the
+    counts cost privacy: :math:`\varepsilon`-DP for add/remove neighbours. A default
+    depth :math:`\lceil\log_2(\varepsilon n)\rceil` computed from the private n would
+    publish n's binary order of magnitude through the number of atoms (n = 1024 gives
+    1024 atoms at eps = 1, n = 1025 gives 2048), so it is not offered.
+
+    Without logarithmic factors the error is of order :math:`(\varepsilon n)^{-1/d}`
+    for :math:`d \ge 3` whatever the intrinsic dimension of the data.
 
     Examples
     --------
     >>> import numpy as np
     >>> from privinfer.transport.privtree import grid_synthesize
     >>> x = np.random.default_rng(0).uniform(size=(1000, 2))
-    >>> nu, _ = grid_synthesize(x, 1.0, [(0, 1), (0, 1)], depth=6, random_state=0)
+    >>> nu, _ = grid_synthesize(x, 1.0, [(0, 1), (0, 1)], depth=6)
     >>> nu.n_atoms
     64
     """
     owner = "grid_synthesize"
     eps, bounds_arr = _check_common(eps, bounds, projection, clip, owner)
     d = bounds_arr.shape[0]
+    if (depth is None) == (n_bound is None):
+        raise ValueError(
+            f"{owner} needs exactly one of a public 'depth' or a public bound 'n_bound' "
+            f"on the number of records (got depth={depth!r}, n_bound={n_bound!r}); a "
+            "depth computed from the private n would leak it through the number of atoms."
+        )
+    if n_bound is not None:
+        n_pub = check_int(n_bound, "n_bound", owner, 1)
+        depth = max(1, math.ceil(math.log2(max(eps * n_pub, 2.0))))
+    depth = check_int(depth, "depth", owner, 0)
     unit, n_clipped, columns = _prepare(X, bounds_arr, clip, owner)
     n_obs = unit.shape[0]
-    if depth is None:
-        depth = max(1, math.ceil(math.log2(max(eps * n_obs, 2.0))))
-    depth = check_int(depth, "depth", owner, 0)
+    warn_if_seeded(random_state, owner)
     if depth > _BITS * d:
         raise ValueError(
             f"The 'depth' parameter of {owner} must be at most 52 * d = {_BITS * d}. Got {depth}."
@@ -609,6 +644,10 @@ def grid_synthesize(
         projection=projection,
         rng=rng,
         owner=owner,
+        privacy=(f"({eps:.4g}, 0)-DP for add/remove-one-record neighbours: integer-noised "
+                 f"counts of a fixed grid of public depth {depth}"
+                 f"{f' (from the public bound n <= {n_bound})' if n_bound is not None else ''}"
+                 "; bounds public."),
     )
     diagnostics = PrivTreeDiagnostics(
         n_obs=n_obs,
@@ -625,7 +664,7 @@ def grid_synthesize(
 
 
 class PrivTreeSynthesizer:
-    r"""PrivTree synthesizer: an eps-DP synthetic measure with W1 guarantees (seed 002).
+    r"""PrivTree synthesizer: an eps-DP synthetic measure with W1 guarantees (He, 2026).
 
     Fits a data-adaptive cyclic binary partition with PrivTree, adds integer noise to the
     leaf counts and projects them to a probability measure; ``measure_`` is the released
@@ -643,9 +682,9 @@ class PrivTreeSynthesizer:
     bounds : array-like of shape (d, 2)
         Public (low, high) of each coordinate.
     random_shift : bool, default=True
-        Public random shift of the partition (seed 002 §6).
+        Public random shift of the partition (He, 2026, §6).
     projection : {"tree", "lp"}, default="tree"
-        Exact W1 projection for the tree ultrametric, or the seed's Euclidean LP
+        Exact W1 projection for the tree ultrametric, or the paper's Euclidean LP
         (at most 400 leaves).
     clip : bool, default=False
         Clip records outside the bounds (counted in ``diagnostics_.n_clipped``) instead
@@ -653,7 +692,8 @@ class PrivTreeSynthesizer:
     max_depth : int, optional
         Public cap on the tree depth; default ``52 * d``.
     random_state : None, int, SeedSequence or Generator, default=None
-        None draws fresh OS entropy; a seed is for reproducible research only.
+        None draws fresh OS entropy; a seed is for reproducible research only and issues
+        :class:`SeedReleaseWarning`. A pickled synthesizer drops the seed.
 
     Attributes
     ----------
@@ -673,7 +713,7 @@ class PrivTreeSynthesizer:
     split iff :math:`b(Q) + \mathrm{Lap}(\sigma) > \theta`, :math:`\theta = 0`,
     :math:`\sigma = 6/(\varepsilon n)`, :math:`\delta = \sigma \log 2`
     (:math:`\varepsilon/2`). Leaves: two-sided geometric noise on counts
-    (:math:`\varepsilon/2`). Seed 002 Theorem 5.9: with intrinsic dimension s > 2,
+    (:math:`\varepsilon/2`). He (2026), Theorem 5.9: with intrinsic dimension s > 2,
 
     .. math:: \mathbb E\, W_1(\mu_n, \hat\nu) \le C_s d
               \Big(\frac{A d \log(\varepsilon n)}{\varepsilon n}\Big)^{1/s}.
@@ -683,7 +723,7 @@ class PrivTreeSynthesizer:
     >>> import numpy as np
     >>> from privinfer.transport.privtree import PrivTreeSynthesizer
     >>> x = np.random.default_rng(0).normal(0.5, 0.1, size=(5000, 2)).clip(0, 1)
-    >>> synth = PrivTreeSynthesizer(1.0, [(0, 1), (0, 1)], random_state=0).fit(x)
+    >>> synth = PrivTreeSynthesizer(1.0, [(0, 1), (0, 1)]).fit(x)
     >>> synth.sample(2, random_state=0).shape
     (2, 2)
     >>> bool(synth.measure_.wasserstein(x) < 0.1)
@@ -708,6 +748,13 @@ class PrivTreeSynthesizer:
         self.clip = clip
         self.max_depth = max_depth
         self.random_state = random_state
+
+    def __getstate__(self) -> dict[str, object]:
+        # a seed must not travel with the fitted (shareable) object: with the public
+        # shift it identifies the seed, which replays the noise of the counts
+        state = self.__dict__.copy()
+        state["random_state"] = None
+        return state
 
     def fit(self, X: object) -> PrivTreeSynthesizer:
         """Release the synthetic measure of ``X``; see :func:`privtree_synthesize`.

@@ -265,3 +265,69 @@ def test_dpot_release_gaussian_profile():
     # broken: half the calibrated noise
     delta_lb_b, _, _ = _dpot_audit(0.5, seed=111)
     assert delta_lb_b > delta
+
+
+# ------------------------------------------------ alpha-identity, exact support and types
+def _row_kernel_eps_lb(mech, column: np.ndarray, inputs: list, runs: int, seed: int) -> float:
+    """Pure-eps lower bound from one release of ``runs`` rows per input value.
+
+    The rows of every input sit in one column (one dtype, as in a real release), released
+    in the raw order so that outputs can be attributed. An output is the released value
+    *with its type*, so a kept value that kept its own form would show up as an output
+    that only one input produces (an infinite bound).
+    """
+    frame = pd.DataFrame({"x": column})
+    out = mech.privatize(frame, shuffle=False, random_state=seed)["x"].astype(object)
+    keys = pd.Series([f"{type(v).__name__}:{v!r}" for v in out])
+    codes, uniques = pd.factorize(keys)
+    counts = {i: np.bincount(codes[i * runs:(i + 1) * runs], minlength=len(uniques))
+              for i in range(len(inputs))}
+    best = -math.inf
+    for i in counts:
+        for j in counts:
+            if i == j:
+                continue
+            for z in range(len(uniques)):
+                best = max(best, eps_lower_bound(int(counts[i][z]), runs,
+                                                 int(counts[j][z]), runs))
+    return best
+
+
+@pytest.mark.parametrize("alpha_run", [0.5, 0.9])
+def test_empirical_reference_pure_eps(alpha_run):
+    """Empirical support of 4 points, alpha = 0.5: claim eps = log 5 (the issue measured
+    11.1 when off-support values were kept); a keep probability of 0.9 is flagged."""
+    runs = 20_000
+    sample = pd.Series([0.0, 1.0, 2.0, 3.0], name="x")
+    claim = pi.AlphaIdentity(0.5, {"x": pi.reference.Empirical(sample)}).guarantees()
+    assert claim.ldp_delta == 0.0 and claim.ldp_eps == pytest.approx(math.log(5.0))
+    mech = pi.AlphaIdentity(alpha_run, {"x": pi.reference.Empirical(sample)})
+    inputs = [0.0, 3.0]
+    lb = _row_kernel_eps_lb(mech, np.repeat(inputs, runs), inputs, runs, seed=41)
+    if alpha_run == 0.5:
+        assert lb <= claim.ldp_eps
+        assert lb > 0.85 * claim.ldp_eps  # tight
+    else:
+        assert lb > claim.ldp_eps
+    # a value inside the range that is not a sample point is never released
+    with pytest.raises(pi.exceptions.OutOfSupportError):
+        mech.privatize(pd.DataFrame({"x": [0.0, 1.5]}))
+
+
+def test_numeric_discrete_reference_types_pure_eps():
+    """binom(3, 1/2) reference, alpha = 0.5: claim eps = log 9 = 2.197. Outputs are typed
+    values; kept and replaced values share one type, so the audit stays within the claim.
+    A string or complex value, which would keep its own type (true eps infinite), is
+    refused before release."""
+    runs = 20_000
+    ref = {"x": stats.binom(3, 0.5)}
+    mech = pi.AlphaIdentity(0.5, ref)
+    claim = mech.guarantees()
+    assert claim.ldp_eps == pytest.approx(math.log(9.0))
+    for column in (np.repeat([0, 3], runs), np.repeat([0.0, 3.0], runs)):  # int and float
+        lb = _row_kernel_eps_lb(mech, column, [0, 3], runs, seed=43)
+        assert lb <= claim.ldp_eps
+        assert lb > 0.85 * claim.ldp_eps
+    for bad in (np.array(["1"] + [0] * 9, dtype=object), np.array([1 + 1j] + [0j] * 9)):
+        with pytest.raises(pi.exceptions.PrivateDtypeError):
+            mech.privatize(pd.DataFrame({"x": bad}))

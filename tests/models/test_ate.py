@@ -143,9 +143,16 @@ def test_privatisation_without_inversion_would_be_biased():
         private = pi.PrivateATE.from_formula("y ~ d | x1 + x2", released, mechanism=mech).fit(
             random_state=1
         )
+        # a release refuses any mechanism but its own: the naive analysis needs the
+        # release metadata stripped on purpose
+        unverified = released.copy()
+        unverified.attrs = {}
         naive = pi.PrivateATE.from_formula(
-            "y ~ d | x1 + x2", released, mechanism=mechanism("heterogeneous", 1.0)
+            "y ~ d | x1 + x2", unverified, mechanism=mechanism("heterogeneous", 1.0)
         ).fit(random_state=1)
+    with pytest.raises(pi.exceptions.MechanismMismatchError, match="were released by"):
+        pi.PrivateATE.from_formula("y ~ d | x1 + x2", released,
+                                   mechanism=mechanism("heterogeneous", 1.0))
     assert abs(private.params["ATE"] - target) < 3 * private.bse["ATE"]
     assert abs(naive.params["ATE"] - target) > 4 * naive.bse["ATE"]
 

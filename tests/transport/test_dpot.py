@@ -34,6 +34,9 @@ from privinfer.transport.dpot import (  # noqa: E402
     solve_transport,
 )
 
+#: the seeded releases of this module are research runs on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::privinfer.exceptions.SeedReleaseWarning")
+
 
 @pytest.fixture
 def two_domains():

@@ -28,6 +28,9 @@ from privinfer.transport.dpot import (
     solve_transport,
 )
 
+#: the seeded releases of this module are research runs on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::privinfer.exceptions.SeedReleaseWarning")
+
 RNG = np.random.default_rng(0)
 XS = RNG.normal(size=(20, 4))
 YS = np.arange(20) % 2
@@ -137,3 +140,43 @@ def test_pot_not_installed(monkeypatch):
     pub_rows = np.ones((2, 3))
     with pytest.raises(ImportError, match=r"pip install privinfer\[transport\]"):
         debiased_cost(pub_rows, np.ones((2, 4)), np.ones((4, 3)), 1.0)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "match"),
+    [
+        (np.ones(3), None, "shape"),
+        (-np.ones(20) / 20, None, "nonnegative"),
+        (np.full(20, np.nan), None, "nonnegative"),
+        (np.full(20, 0.4), None, "same total mass"),
+        ("abc", None, "numeric"),
+        (None, np.zeros(4), "positive sum"),
+    ],
+)
+def test_bad_marginal_weights(a, b, match):
+    from privinfer.exceptions import WeightsError
+    from privinfer.transport import dpot
+
+    pub = DPOTSource(eps=1.0, delta=1e-3, ell=3).publish(XS)
+    Xt = np.ones((4, XS.shape[1]))
+    with pytest.raises(WeightsError, match=match):
+        dpot(pub, Xt, a=a, b=b)
+    with pytest.raises(ValueError, match=match):
+        solve_transport(np.ones((20, 4)), a, b)
+
+
+def test_cost_estimate_needs_two_columns_and_two_folds():
+    from privinfer.transport import estimate_transport_cost
+
+    Xt = np.ones((4, XS.shape[1]))
+    with pytest.raises(DataMismatchError, match="ell >= 2"):
+        estimate_transport_cost(DPOTSource(eps=1.0, delta=1e-3, ell=1).publish(XS), Xt)
+    pub = DPOTSource(eps=1.0, delta=1e-3, ell=4).publish(XS)
+    with pytest.raises(ValueError, match="'n_folds'"):
+        estimate_transport_cost(pub, Xt, n_folds=1)
+    with pytest.raises(ValueError, match="'level'"):
+        estimate_transport_cost(pub, Xt, level=1.0)
+    with pytest.raises(TypeError, match="PublishedSource"):
+        estimate_transport_cost(XS, Xt)
+    with pytest.raises(NotFittedError, match="fit"):
+        DPOT().summary()

@@ -13,6 +13,9 @@ from privinfer.transport.privtree import (
     two_sided_geometric,
 )
 
+#: the seeded releases of this module are research runs on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::privinfer.exceptions.SeedReleaseWarning")
+
 pytest.importorskip("ot")
 
 UNIT2 = [(0.0, 1.0), (0.0, 1.0)]
@@ -281,7 +284,8 @@ def test_privtree_adapts_to_a_curve_better_than_grid():
         ]
     )
     w_grid = np.mean(
-        [grid_synthesize(x, 1.0, [(0, 1)] * 4, random_state=s)[0].wasserstein(x) for s in range(3)]
+        [grid_synthesize(x, 1.0, [(0, 1)] * 4, n_bound=4000, random_state=s)[0].wasserstein(x)
+         for s in range(3)]
     )
     assert w_tree < w_grid
 

@@ -14,6 +14,9 @@ from privinfer.transport.privtree import (
     two_sided_geometric,
 )
 
+#: the seeded releases of this module are research runs on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::privinfer.exceptions.SeedReleaseWarning")
+
 UNIT2 = [(0.0, 1.0), (0.0, 1.0)]
 
 

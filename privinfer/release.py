@@ -1,0 +1,270 @@
+"""Release files: a privatised frame, its mechanism and its column roles, in one Parquet file.
+
+The data holder runs ``mech.privatize(raw, public=[...])`` and then
+:func:`write_release`; the analyst runs :func:`read_release` and hands the frame to a
+model, which reads the mechanism from it. The file's metadata carries
+
+* ``privinfer.mechanism``: the mechanism's description (:meth:`AlphaIdentity.to_dict`);
+* ``privinfer.release``: the release's description (private and public columns, dropped
+  columns, row order, leak-check overrides, number of rows);
+* ``privinfer.fingerprint``: a SHA-256 over both descriptions and the released values,
+  checked when the file is read.
+
+A CSV file or a merge drops the pandas ``attrs`` that carry the mechanism; analysing
+such data with an explicit ``mechanism=`` is possible but raises an
+:class:`~privinfer.exceptions.UnverifiedReleaseWarning`. Parquet goes through pyarrow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privinfer.exceptions import DataMismatchError, MechanismMismatchError
+from privinfer.mechanisms.alpha_identity import ATTRS_KEY, RELEASE_KEY, AlphaIdentity
+
+__all__ = ["FORMAT", "read_release", "release_fingerprint", "write_release"]
+
+#: Format tag written into every release file.
+FORMAT = "privinfer-release/1"
+
+_KEY_FORMAT = b"privinfer.format"
+_KEY_MECHANISM = b"privinfer.mechanism"
+_KEY_RELEASE = b"privinfer.release"
+_KEY_FINGERPRINT = b"privinfer.fingerprint"
+
+
+def _descriptions(released: pd.DataFrame, owner: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    if not isinstance(released, pd.DataFrame):
+        raise DataMismatchError(
+            f"{owner} expects a pandas DataFrame; got {type(released).__name__}."
+        )
+    mech, desc = released.attrs.get(ATTRS_KEY), released.attrs.get(RELEASE_KEY)
+    if mech is None or desc is None:
+        raise DataMismatchError(
+            f"{owner}: this frame is not a privinfer release (it carries no mechanism or "
+            "release description). Write the output of mech.privatize(raw, public=[...]) "
+            "as it is."
+        )
+    return dict(mech), {k: v for k, v in dict(desc).items() if k != "fingerprint"}
+
+
+def release_fingerprint(released: pd.DataFrame) -> str:
+    """SHA-256 of a release: its descriptions, column names, dtypes and values.
+
+    Row order counts (a release is one fixed table). The fingerprint identifies a
+    release when it is cited, and :func:`read_release` checks it.
+
+    Parameters
+    ----------
+    released : DataFrame
+        Output of :meth:`AlphaIdentity.privatize` (or of :func:`read_release`).
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+
+    Raises
+    ------
+    DataMismatchError
+        The frame carries no release description.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, privinfer as pi
+    >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
+    >>> raw = pd.DataFrame({"x": np.linspace(0, 1, 40)})
+    >>> released = mech.privatize(raw, random_state=0)
+    >>> fp = release_fingerprint(released)
+    >>> len(fp), fp == release_fingerprint(released.copy())
+    (64, True)
+    """
+    mech, desc = _descriptions(released, "release_fingerprint")
+    h = hashlib.sha256()
+    head = {"format": FORMAT, "mechanism": mech, "release": desc,
+            "columns": [str(c) for c in released.columns]}
+    h.update(json.dumps(head, sort_keys=True, default=str).encode())
+    for col in released.columns:
+        series = released[col]
+        h.update(f"\x1e{col}\x1f{_kind(series)}\x1f".encode())
+        hashed = pd.util.hash_pandas_object(_canonical(series), index=False, categorize=True)
+        h.update(hashed.to_numpy(dtype=np.uint64).tobytes())
+    return h.hexdigest()
+
+
+def _kind(series: pd.Series) -> str:
+    """A dtype label that survives a Parquet round trip."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return "category"
+    if pd.api.types.is_bool_dtype(series):
+        return "bool"
+    if pd.api.types.is_integer_dtype(series):
+        return "int"
+    if pd.api.types.is_float_dtype(series):
+        return "float"
+    return "object"
+
+
+def _canonical(series: pd.Series) -> pd.Series:
+    """Values in a form whose hash does not depend on the storage dtype."""
+    kind = _kind(series)
+    if kind == "category":
+        return series.astype(object).astype(str)
+    if kind == "object":
+        return series.astype(object).map(lambda v: f"{type(v).__name__}:{v}")
+    return series
+
+
+def write_release(released: pd.DataFrame, path: str | os.PathLike[str]) -> str:
+    """Write a release to a Parquet file with its mechanism, column roles and fingerprint.
+
+    Parameters
+    ----------
+    released : DataFrame
+        The output of :meth:`AlphaIdentity.privatize`, unmodified (same columns and
+        rows).
+    path : str or path-like
+        Destination file (conventionally ``*.parquet``).
+
+    Returns
+    -------
+    str
+        The release fingerprint (:func:`release_fingerprint`), also stored in the file.
+
+    Raises
+    ------
+    DataMismatchError
+        The frame is not a release, or its columns or row count differ from its
+        description (columns added, dropped or rows filtered after ``privatize``).
+    MechanismMismatchError, OutOfSupportError, PrivateDtypeError
+        The private columns no longer fit the mechanism.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np, pandas as pd, privinfer as pi
+    >>> rng = np.random.default_rng(0)
+    >>> raw = pd.DataFrame({"x": rng.uniform(0, 1, 100), "y": rng.normal(size=100)})
+    >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
+    >>> released = mech.privatize(raw, public=["y"], random_state=1)     # data holder
+    >>> path = os.path.join(tempfile.mkdtemp(), "release.parquet")
+    >>> fp = pi.write_release(released, path)
+    >>> back = pi.read_release(path)                                       # analyst
+    >>> pi.AlphaIdentity.from_released(back) == mech, back.equals(released)
+    (True, True)
+    """
+    owner = "write_release"
+    mech_desc, desc = _descriptions(released, owner)
+    roles = [*desc.get("private", []), *desc.get("public", [])]
+    if sorted(map(str, released.columns)) != sorted(map(str, roles)):
+        raise DataMismatchError(
+            f"{owner}: the frame's columns {list(released.columns)!r} differ from the "
+            f"release's columns {roles!r} (private and declared public). Write the output "
+            "of privatize unmodified; privatise again to change what is published."
+        )
+    if int(desc.get("n_rows", len(released))) != len(released):
+        raise DataMismatchError(
+            f"{owner}: the frame has {len(released)} rows but the release had "
+            f"{desc['n_rows']}; write the output of privatize unmodified."
+        )
+    mechanism = AlphaIdentity.from_dict(mech_desc)
+    mechanism.check_data(released, owner)
+    pa, pq = _pyarrow(owner)
+    fingerprint = release_fingerprint(released)
+    table = pa.Table.from_pandas(released, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta.update({
+        _KEY_FORMAT: FORMAT.encode(),
+        _KEY_MECHANISM: json.dumps(mech_desc, default=str).encode(),
+        _KEY_RELEASE: json.dumps(desc, default=str).encode(),
+        _KEY_FINGERPRINT: fingerprint.encode(),
+    })
+    pq.write_table(table.replace_schema_metadata(meta), os.fspath(path))
+    return fingerprint
+
+
+def read_release(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a release file written by :func:`write_release`.
+
+    The returned frame carries the mechanism and the release's description in its
+    ``attrs``, so models read the mechanism from it (``PrivateATE.from_formula(f,
+    read_release(path))``) and :meth:`AlphaIdentity.from_released` rebuilds it.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A Parquet file written by :func:`write_release`.
+
+    Returns
+    -------
+    DataFrame
+        The released rows and columns; ``attrs["privinfer_release"]["fingerprint"]``
+        holds the verified fingerprint.
+
+    Raises
+    ------
+    DataMismatchError
+        The file carries no privinfer release metadata, or its content does not match
+        its fingerprint (modified after it was written).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np, pandas as pd, privinfer as pi
+    >>> rng = np.random.default_rng(0)
+    >>> raw = pd.DataFrame({"x": rng.uniform(0, 1, 100), "y": rng.normal(size=100)})
+    >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
+    >>> path = os.path.join(tempfile.mkdtemp(), "release.parquet")
+    >>> _ = pi.write_release(mech.privatize(raw, public=["y"], random_state=1), path)
+    >>> data = pi.read_release(path)
+    >>> data.attrs["privinfer_release"]["public"], len(data)
+    (['y'], 100)
+    """
+    owner = "read_release"
+    _, pq = _pyarrow(owner)
+    table = pq.read_table(os.fspath(path))
+    meta = table.schema.metadata or {}
+    if _KEY_MECHANISM not in meta or _KEY_RELEASE not in meta:
+        raise DataMismatchError(
+            f"{owner}: {os.fspath(path)!r} carries no privinfer release metadata; it was not "
+            "written by write_release."
+        )
+    fmt = meta.get(_KEY_FORMAT, b"").decode()
+    if fmt != FORMAT:
+        raise DataMismatchError(f"{owner}: unknown release format {fmt!r} (expected {FORMAT!r}).")
+    mech_desc = json.loads(meta[_KEY_MECHANISM])
+    desc = json.loads(meta[_KEY_RELEASE])
+    try:
+        mechanism = AlphaIdentity.from_dict(mech_desc)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise MechanismMismatchError(f"{owner}: unreadable mechanism description ({exc}).") from exc
+    released = table.to_pandas()
+    for col, levels in mechanism.reference.categorical_levels().items():
+        if col in released.columns:
+            released[col] = pd.Categorical(released[col], categories=levels)
+    released.attrs = {ATTRS_KEY: mech_desc, RELEASE_KEY: desc}
+    stored = meta.get(_KEY_FINGERPRINT, b"").decode()
+    fingerprint = release_fingerprint(released)
+    if stored != fingerprint:
+        raise DataMismatchError(
+            f"{owner}: the content of {os.fspath(path)!r} does not match its release "
+            "fingerprint; the file was modified after it was written."
+        )
+    released.attrs[RELEASE_KEY] = {**desc, "fingerprint": fingerprint}
+    mechanism.check_data(released, owner)
+    return released
+
+
+def _pyarrow(owner: str) -> tuple[Any, Any]:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as exc:  # pragma: no cover - pyarrow is a dependency
+        raise ImportError(f"{owner} needs pyarrow: pip install pyarrow.") from exc
+    return pa, pq

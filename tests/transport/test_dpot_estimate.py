@@ -1,0 +1,195 @@
+"""The bias-corrected DPOT cost, POT-style weights and compact displays (issue 19)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+ot = pytest.importorskip("ot")
+pytest.importorskip("dp_accounting")
+
+from privinfer.transport import (  # noqa: E402
+    DPDA,
+    DPOT,
+    DPDASource,
+    DPOTSource,
+    PrivacyStatement,
+    PrivTreeSynthesizer,
+    PublishedLabelledSource,
+    PublishedSource,
+    dpot,
+    estimate_transport_cost,
+    grid_synthesize,
+    publish_rows,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore::privinfer.exceptions.SeedReleaseWarning")
+
+
+def _orthonormal_publication(Xs, ell, sigma, seed):
+    """A publication whose projection preserves distances exactly (M M' = I)."""
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.normal(size=(ell, Xs.shape[1])))
+    M = q.T  # (k, ell) with orthonormal rows
+    stmt = PrivacyStatement(eps=np.inf, delta=0.0, neighbour="entry", mechanism="test",
+                            sigma=sigma, sensitivity=1.0)
+    return PublishedSource(projection=M, rows=publish_rows(Xs, M, sigma, rng), sigma=sigma,
+                           privacy=stmt)
+
+
+@pytest.fixture
+def weighted_problem():
+    rng = np.random.default_rng(3)
+    Xs, Xt = rng.normal(size=(25, 3)), rng.normal(1.0, 1.3, size=(30, 3))
+    a = rng.uniform(0.5, 2.0, 25)
+    b = rng.uniform(0.5, 2.0, 30)
+    return Xs, Xt, a / a.sum(), b / b.sum()
+
+
+# ------------------------------------------------------------------ weights against POT
+def test_weighted_emd_plan_matches_pot_as_noise_vanishes(weighted_problem):
+    Xs, Xt, a, b = weighted_problem
+    pub = _orthonormal_publication(Xs, ell=8, sigma=1e-9, seed=0)
+    res = dpot(pub, Xt, a=a, b=b, n_folds=None)
+    plan_pot = ot.emd(a, b, ot.dist(Xs, Xt))
+    np.testing.assert_allclose(res.plan, plan_pot, atol=1e-9)
+    assert res.w_tilde == pytest.approx(ot.emd2(a, b, ot.dist(Xs, Xt)), rel=1e-7)
+
+
+def test_weighted_sinkhorn_plan_matches_pot_as_noise_vanishes(weighted_problem):
+    Xs, Xt, a, b = weighted_problem
+    pub = _orthonormal_publication(Xs, ell=8, sigma=1e-9, seed=1)
+    C = ot.dist(Xs, Xt)
+    res = DPOT(method="sinkhorn", reg=0.5, n_folds=None).fit(pub, Xt, a=a, b=b)
+    plan_pot = ot.sinkhorn(a, b, C, 0.5, stopThr=1e-12, numItermax=5000)
+    np.testing.assert_allclose(res.plan_, plan_pot, atol=1e-8)
+    np.testing.assert_allclose(res.plan_.sum(axis=1), a, atol=1e-8)
+
+
+def test_weighted_dpda_coupling_matches_pot_as_noise_vanishes(weighted_problem):
+    Xs, Xt, a, b = weighted_problem
+    ys = (Xs[:, 0] > 0).astype(int)
+    order = np.argsort(ys, kind="stable")
+    Xs, ys, a = Xs[order], ys[order], a[order]
+    src = _orthonormal_publication(Xs, ell=8, sigma=1e-9, seed=2)
+    counts = np.bincount(ys, minlength=2).astype(np.int64)
+    pub = PublishedLabelledSource(source=src, classes=np.array([0, 1]), noisy_counts=counts,
+                                  eps_labels=np.inf, privacy=src.privacy)
+    da = DPDA(reg_e=0.1, reg_cl=0.5).fit(pub, Xt, a=a, b=b)
+    C = ot.dist(Xs, Xt)
+    Cn = (C - C.min()) / (C - C.min()).max()
+    plan_pot = ot.da.sinkhorn_l1l2_gl(a, ys, b, Cn, 0.1, 0.5, numItermax=10)
+    np.testing.assert_allclose(da.plan_, plan_pot, atol=1e-8)
+    np.testing.assert_allclose(da.plan_.sum(axis=0), b, atol=1e-6)
+
+
+def test_weights_need_not_sum_to_one_but_must_match(weighted_problem):
+    Xs, Xt, a, b = weighted_problem
+    pub = DPOTSource(eps=5.0, delta=1e-5, ell=8).publish(Xs)
+    res = dpot(pub, Xt, a=3 * a, b=3 * b, n_folds=None)
+    assert res.plan.sum() == pytest.approx(3.0)
+
+
+# ------------------------------------------------------------------ the cost estimate
+def test_in_sample_value_is_the_papers_w_tilde(weighted_problem):
+    Xs, Xt, a, b = weighted_problem
+    pub = DPOTSource(eps=2.0, delta=1e-5, ell=16).publish(Xs)
+    res = dpot(pub, Xt, a=a, b=b, n_folds=4)
+    assert res.estimate.in_sample == pytest.approx(res.w_tilde, rel=1e-10, abs=1e-10)
+    assert res.estimate.n_folds == 4
+    r = 4 / 3
+    expected = (r * res.estimate.in_sample + res.estimate.held_out) / (1 + r)
+    assert res.estimate.estimate == pytest.approx(expected)
+
+
+def test_held_out_value_is_unbiased_for_a_fixed_plan():
+    """Column terms of a plan chosen without the noise average to its true cost."""
+    rng = np.random.default_rng(5)
+    Xs, Xt = rng.normal(size=(6, 3)), rng.normal(1.0, 1.0, size=(6, 3))
+    C = ot.dist(Xs, Xt)
+    reps, ell, sigma = 3000, 4, 0.7
+    vals = np.empty(reps)
+    stmt = PrivacyStatement(eps=1.0, delta=1e-5, neighbour="entry", mechanism="test",
+                            sigma=sigma, sensitivity=1.0)
+    for r in range(reps):
+        M = rng.normal(0, 1 / np.sqrt(ell), size=(3, ell))  # a fresh Gaussian projection
+        pub = PublishedSource(projection=M, rows=publish_rows(Xs, M, sigma, rng),
+                              sigma=sigma, privacy=stmt)
+        # column terms of a plan fixed in advance: the situation of a held-out fold
+        vals[r] = estimate_transport_cost(pub, Xt, n_folds=2, plan=np.eye(6) / 6).in_sample
+    se = vals.std(ddof=1) / np.sqrt(reps)
+    assert abs(vals.mean() - np.trace(C) / 6) < 4 * se
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_estimate_removes_most_of_the_bias_and_bracket_covers(seed):
+    """Small Monte Carlo: W~ far below W; the new estimate close; the bracket covers."""
+    rng = np.random.default_rng(100 + seed)
+    Xs = rng.normal(size=(30, 3))
+    Xt = rng.normal([1.0, 0.5, 0.0], [1.0, 1.5, 0.7], size=(30, 3))
+    W = ot.emd2(np.full(30, 1 / 30), np.full(30, 1 / 30), ot.dist(Xs, Xt))
+    reps = 40
+    old, new, inside, held = np.empty(reps), np.empty(reps), np.empty(reps), np.empty(reps)
+    for r in range(reps):
+        pub = DPOTSource(eps=8.0, delta=1e-5, ell=32, random_state=rng).publish(Xs)
+        est = dpot(pub, Xt).estimate
+        old[r], new[r], held[r] = est.in_sample, est.estimate, est.held_out
+        inside[r] = est.lower <= W <= est.upper
+    se_old = old.std(ddof=1) / np.sqrt(reps)
+    se_held = held.std(ddof=1) / np.sqrt(reps)
+    assert old.mean() < W - 2 * se_old  # the seed's value is biased downward ...
+    assert held.mean() > W - 2 * se_held  # ... the held-out value is not
+    bias_old, bias_new = W - old.mean(), abs(new.mean() - W)
+    assert bias_old > 0.2 * W
+    assert bias_new < 0.4 * bias_old
+    assert inside.mean() >= 0.85
+
+
+def test_conf_int_narrows_with_alpha_and_no_estimate_without_columns():
+    rng = np.random.default_rng(7)
+    Xs, Xt = rng.normal(size=(20, 2)), rng.normal(1.0, 1.0, size=(20, 2))
+    est = dpot(DPOTSource(eps=3.0, delta=1e-5, ell=16).publish(Xs), Xt).estimate
+    lo1, hi1 = est.conf_int(alpha=0.01)
+    lo2, hi2 = est.conf_int(alpha=0.3)
+    assert lo1 < lo2 < hi2 < hi1
+    assert (est.lower, est.upper) == est.conf_int(alpha=0.05)
+    one = dpot(DPOTSource(eps=3.0, delta=1e-5, ell=1).publish(Xs), Xt)
+    assert one.estimate is None
+    assert "No bias-corrected estimate" in one.summary()
+    assert dpot(DPOTSource(eps=3.0, delta=1e-5, ell=4).publish(Xs), Xt,
+                n_folds=None).estimate is None
+
+
+# ------------------------------------------------------------------ compact displays
+def test_every_repr_and_summary_is_short_and_holds_no_arrays():
+    rng = np.random.default_rng(8)
+    Xs, Xt = rng.normal(size=(300, 4)), rng.normal(1.0, 1.0, size=(200, 4))
+    ys = rng.integers(0, 3, 300)
+    src = DPOTSource(eps=2.0, delta=1e-5, ell=16)
+    pub = src.publish(Xs)
+    pubs = src.publish_minibatches(Xs, batch_size=50, n_batches=3)
+    est = DPOT(n_folds=2).fit(pub, Xt)
+    from privinfer.transport import dpot_minibatch
+
+    lab = DPDASource(2.0, 1e-5, 8, 1.0, classes=[0, 1, 2]).publish(Xs, ys)
+    x = rng.uniform(size=(3000, 2))
+    synth = PrivTreeSynthesizer(2.0, [(0, 1), (0, 1)]).fit(x)
+    grid, _ = grid_synthesize(x, 1.0, [(0, 1), (0, 1)], depth=8)
+    objects = [pub, pubs, est.result_, est.estimate_, dpot_minibatch(pubs, Xt), lab,
+               synth.measure_, synth.measure_.tree, synth.measure_.tree.levels[1], grid,
+               pub.privacy]
+    for obj in objects:
+        text = repr(obj)
+        assert len(text.splitlines()) <= 15, type(obj).__name__
+        assert "[[" not in text and "array([" not in text, type(obj).__name__
+    for summary in (est.result_.summary(), est.summary(), synth.measure_.summary(),
+                    grid.summary()):
+        assert len(str(summary).splitlines()) <= 15
+        assert repr(summary) == str(summary)
+    text = est.result_.summary()
+    for word in ("eps, delta", "sigma", "Cost estimate", "bracket", "Plan excess"):
+        assert word in text
+    text = synth.measure_.summary()
+    for word in ("Atoms", "eps, delta", "Projection (W1 cost)", "add/remove"):
+        assert word in text
+    assert "public depth 8" in grid.privacy
