@@ -55,12 +55,26 @@ def _release_partition(
 ) -> pd.DataFrame:
     """Privatise one partition (its columns already reduced to the published ones)."""
     with warnings.catch_warnings():
-        # the release is the whole frame: its description is attached to the Dask frame
+        # the release is the whole frame: its description is attached to the Dask frame,
+        # and its leak checks ran eagerly (``_check_partition``)
         warnings.simplefilter("ignore", UndeclaredColumnWarning)
         rs = None if secure else np.random.default_rng(seed)
-        out = mech.privatize(part, public=public, shuffle=shuffle, random_state=rs, secure=secure)
+        out = mech.privatize(
+            part, public=public, shuffle=shuffle, random_state=rs, secure=secure,
+            allow_derived=True,
+        )  # fmt: skip
     out.attrs = {}
     return out
+
+
+def _check_partition(
+    part: pd.DataFrame, mech: AlphaIdentity, public: list[str], exempt: list[str], leaks: bool
+) -> list[dict[str, Any]]:
+    """Validate one raw partition as the pandas path does; its overridden leaks."""
+    mech.check_data(part, OWNER, verify=False)
+    if not leaks or len(part) == 0:
+        return []
+    return mech._leak_check(part, public, exempt, OWNER)
 
 
 def _random_keys(part: pd.DataFrame, seed: np.random.SeedSequence | None) -> pd.DataFrame:
@@ -135,12 +149,22 @@ def privatize_dask(
         )
     published = [c for c in meta.columns if c in mech.private_columns or c in public_cols]
     frame = data[published]
-    # eager validation of the private columns of every partition: nothing is released
-    # (not even a first partition written to disk) when some partition is invalid
-    private = frame[list(mech.private_columns)]
-    dask.compute(
-        [dask.delayed(mech.check_data)(p, OWNER, verify=False) for p in private.to_delayed()]
+    if mech.alpha == 1.0:
+        leak_check = "skipped (alpha = 1)"
+    elif allow_derived is True:
+        leak_check = "skipped (allow_derived=True)"
+    else:
+        leak_check = "passed, per partition" + (", with overrides" if exempt else "")
+    # eager validation and leak checks of every partition: nothing is released (not even
+    # a first partition written to disk) when some partition is invalid
+    checks = leak_check.startswith("passed")
+    (found,) = dask.compute(
+        [
+            dask.delayed(_check_partition)(p, mech, public_cols, exempt, checks)
+            for p in frame.to_delayed()
+        ]
     )
+    overridden = list({json.dumps(o, sort_keys=True): o for f in found for o in f}.values())
     n_parts = frame.npartitions
     if secure:
         seeds: list[np.random.SeedSequence | None] = [None] * (2 * n_parts)
@@ -161,6 +185,8 @@ def privatize_dask(
             "publish_undeclared": publish_undeclared,
             "shuffled": shuffle,
             "allow_derived": exempt,
+            "leak_check": leak_check,
+            "overridden_leaks": overridden,
             "secure": secure,
             "n_rows": None,
             "partitions": n_parts,

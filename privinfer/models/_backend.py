@@ -346,6 +346,8 @@ def dask_treatment_data(
             f"{owner}: private column(s) {missing!r} of the mechanism are missing from the "
             f"data (columns present: {columns!r})."
         )
+    # columns, dtypes and the release's description (carried by the frame's _meta)
+    mechanism.check_data(data._meta, owner)
     cl = options.cluster
     cl_names = [cl] if isinstance(cl, str) else list(cl) if isinstance(cl, list) else []
     pub_vars = _public_variables(covariates, columns, mechanism)
