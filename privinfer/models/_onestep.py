@@ -93,7 +93,7 @@ from privinfer.nuisance.kernel import KernelReference
 from privinfer.nuisance.series import GramRepair
 from privinfer.results import Diagnostics, PrivateResults, ResultsRecord, influence_cov
 
-__all__ = ["FoldNuisances", "FoldScores", "SplitFit", "TreatmentModel"]
+__all__ = ["FoldNuisances", "FoldScores", "HeldOutPass", "SplitFit", "TreatmentModel"]
 
 #: Riesz second moments above this flag weak overlap (1 / DoubleML's default clip).
 _OVERLAP_LIMIT = 100.0
@@ -140,6 +140,74 @@ class SplitFit:
     contrast: FloatArray | None
     interp_err: float
     n: int
+
+
+@dataclass(frozen=True)
+class HeldOutPass:
+    """The second pass over the rows: each held-out row's transformed scores.
+
+    A small picklable object (the basis, the fold nuisances, the estimand's flags) that a
+    row source calls on every partition; ``C`` holds the public weights of a user
+    functional for all rows (None otherwise).
+    """
+
+    basis: PolynomialBasis
+    nuisances: tuple[FoldNuisances, ...]
+    C: FloatArray | None
+    alpha: float
+    odds: bool
+
+    def __call__(
+        self, x: TreatmentData, folds: IntArray, offset: int
+    ) -> tuple[tuple[FloatArray, FloatArray], tuple[float, FloatArray, int]]:
+        """Scores of the rows of ``x`` (rows ``offset..`` of the data), from their folds' nuisances.
+
+        Returns the row-wise arm scores (rows x L) and ATT numerator score, and the sums
+        over the rows of the weighted outcome risk, the weighted Riesz second moments
+        (L+1) and the number of clipped propensities (diagnostics need only these sums).
+        """
+        n, L = x.y.size, x.n_levels
+        C = None if self.C is None else self.C[offset : offset + n]
+        pom_phi, att_phi, risk = np.zeros((n, L)), np.zeros(n), np.zeros(n)
+        riesz2 = np.zeros((n, L + 1))
+        n_clipped = 0
+        for nuis in self.nuisances:
+            fs = self.fold_scores(x, np.flatnonzero(folds == nuis.fold), nuis, C)
+            pom_phi[fs.rows], att_phi[fs.rows], risk[fs.rows] = fs.pom, fs.att, fs.risk
+            riesz2[fs.rows] = fs.riesz2
+            n_clipped += fs.n_clipped
+        wt = np.ones(n) if x.w is None else x.w
+        return (pom_phi, att_phi), (float(wt @ risk), wt @ riesz2, n_clipped)
+
+    def fold_scores(
+        self, x: TreatmentData, rows_f: IntArray, nuis: FoldNuisances, C: FloatArray | None
+    ) -> FoldScores:
+        """Transformed scores of the held-out rows ``rows_f`` of ``x``, chunk by chunk."""
+        alpha, L, basis = self.alpha, x.n_levels, self.basis
+        pom, att = np.zeros((rows_f.size, L)), np.zeros(rows_f.size)
+        risk, riesz2 = np.zeros(rows_f.size), np.zeros((rows_f.size, L + 1))
+        n_clipped, offset = 0, 0
+        for rows in row_chunks(rows_f, basis.n_basis):
+            sl = slice(offset, offset + rows.size)
+            offset += rows.size
+            A, Phi = basis_rows(basis, x, rows)
+            yy, dd = x.y[rows], x.d[rows]
+            mu = nuis.outcome.at(A, Phi, sl)
+            risk[sl] = scores.outcome_risk(mu, dd, yy, alpha)
+            arms, odds, clipped = nuis.riesz.chunk(
+                x.U_priv[rows], A, Phi, sl, nuis.outcome, self.odds
+            )
+            n_clipped += clipped
+            for k, rho in enumerate(arms):
+                ind = (dd == k).astype(float)
+                ck = 1.0 if C is None else C[rows, k]
+                pom[sl, k] = scores.pom_score(ck, k, mu, ind, rho, yy, alpha)
+                riesz2[sl, k] = scores.riesz_second_moment(ind, rho, alpha)
+            if odds is not None:
+                d1 = (dd == 1).astype(float)
+                att[sl] = scores.att_score(d1, mu, odds, yy, alpha)
+                riesz2[sl, L] = scores.riesz_second_moment(1 - d1, odds, alpha)
+        return FoldScores(rows_f, pom, att, risk, riesz2, n_clipped)
 
 
 class TreatmentModel:
@@ -404,10 +472,7 @@ class TreatmentModel:
             if with_terms:
                 terms = self._add_reference_terms(terms, st, f, nuis, basis.n_basis)
 
-        def held_out(inp: TreatmentData, fl: IntArray, off: int) -> tuple[Any, ...]:
-            C_part = None if C is None else C[off : off + fl.size]
-            return self._partition_scores(inp, fl, basis, nuisances, C_part)
-
+        held_out = HeldOutPass(basis, tuple(nuisances), C, self.mechanism.alpha, self._odds)
         # pass 2: the transformed scores of every held-out row
         (pom_phi, att_phi), (risk_sum, riesz2_sum, n_clipped) = self._rows.map_rows(folds, held_out)
         # sampling weights (mean one) multiply the transformed scores row by row:
@@ -463,67 +528,6 @@ class TreatmentModel:
                 x, train, rows_f, design, P_ref, series.betas, o.clip, alpha, f
             )
         return FoldNuisances(f, outcome, series, riesz, repairs)
-
-    def _partition_scores(
-        self,
-        x: TreatmentData,
-        folds: IntArray,
-        basis: PolynomialBasis,
-        nuisances: list[FoldNuisances],
-        C: FloatArray | None,
-    ) -> tuple[tuple[FloatArray, FloatArray], tuple[float, FloatArray, int]]:
-        """Scores of the rows of ``x`` (a partition, or all rows), each from its fold's nuisances.
-
-        Returns the row-wise arm scores (rows x L) and ATT numerator score, and the sums
-        over the rows of the weighted outcome risk, the weighted Riesz second moments
-        (L+1) and the number of clipped propensities (diagnostics need only these sums).
-        """
-        n, L = x.y.size, x.n_levels
-        pom_phi, att_phi, risk = np.zeros((n, L)), np.zeros(n), np.zeros(n)
-        riesz2 = np.zeros((n, L + 1))
-        n_clipped = 0
-        for nuis in nuisances:
-            fs = self._held_out_scores(x, np.flatnonzero(folds == nuis.fold), basis, nuis, C)
-            pom_phi[fs.rows], att_phi[fs.rows], risk[fs.rows] = fs.pom, fs.att, fs.risk
-            riesz2[fs.rows] = fs.riesz2
-            n_clipped += fs.n_clipped
-        wt = np.ones(n) if x.w is None else x.w
-        return (pom_phi, att_phi), (float(wt @ risk), wt @ riesz2, n_clipped)
-
-    def _held_out_scores(
-        self,
-        x: TreatmentData,
-        rows_f: IntArray,
-        basis: PolynomialBasis,
-        nuis: FoldNuisances,
-        C: FloatArray | None,
-    ) -> FoldScores:
-        """Transformed scores of the held-out rows ``rows_f`` of ``x``, chunk by chunk."""
-        alpha, L = self.mechanism.alpha, x.n_levels
-        pom, att = np.zeros((rows_f.size, L)), np.zeros(rows_f.size)
-        risk, riesz2 = np.zeros(rows_f.size), np.zeros((rows_f.size, L + 1))
-        n_clipped, offset = 0, 0
-        for rows in row_chunks(rows_f, basis.n_basis):
-            sl = slice(offset, offset + rows.size)
-            offset += rows.size
-            A, Phi = basis_rows(basis, x, rows)
-            yy, dd = x.y[rows], x.d[rows]
-            mu = nuis.outcome.at(A, Phi, sl)
-            risk[sl] = scores.outcome_risk(mu, dd, yy, alpha)
-            arms, odds, clipped = nuis.riesz.chunk(
-                x.U_priv[rows], A, Phi, sl, nuis.outcome, self._odds
-            )
-            n_clipped += clipped
-            for k, rho in enumerate(arms):
-                ind = (dd == k).astype(float)
-                ck = 1.0 if C is None else C[rows, k]
-                pom[sl, k] = scores.pom_score(ck, k, mu, ind, rho, yy, alpha)
-                riesz2[sl, k] = scores.riesz_second_moment(ind, rho, alpha)
-            if odds is not None:
-                d1 = (dd == 1).astype(float)
-                att[sl] = scores.att_score(d1, mu, odds, yy, alpha)
-                riesz2[sl, L] = scores.riesz_second_moment(1 - d1, odds, alpha)
-        return FoldScores(rows_f, pom, att, risk, riesz2, n_clipped)
 
     def _add_reference_terms(
         self,
