@@ -16,7 +16,7 @@ Usage::
 
     python benchmarks/scale.py --quick                 # n = 1e5 / 2e5, minutes
     python benchmarks/scale.py --compare 1e7           # the issue's comparison
-    python benchmarks/scale.py --scale 1e6 1e7 1e8     # the out-of-core run
+    python benchmarks/scale.py --compare 0 --scale 1e6 1e7 1e8   # the out-of-core run
 
 Every run is a subprocess ``python benchmarks/scale.py --one BACKEND N``.
 """
@@ -63,14 +63,14 @@ def partition(i: int, rows: int) -> pd.DataFrame:
     return pd.DataFrame(X, columns=COLS).assign(y=y, d=d)
 
 
-def sizes(n: int) -> list[int]:
-    full, rest = divmod(n, ROWS_PER_PARTITION)
-    return [ROWS_PER_PARTITION] * full + ([rest] if rest else [])
+def sizes(n: int, per: int) -> list[int]:
+    full, rest = divmod(n, per)
+    return [per] * full + ([rest] if rest else [])
 
 
-def one(backend: str, n: int) -> dict[str, float | str]:
+def one(backend: str, n: int, per: int) -> dict[str, float | str]:
     """Fit once in this process; wall time of construction + fit, peak RSS."""
-    parts = sizes(n)
+    parts = sizes(n, per)
     mech = mechanism()
     if backend == "pandas":
         data = pd.concat([partition(i, r) for i, r in enumerate(parts)], ignore_index=True)
@@ -99,9 +99,9 @@ def one(backend: str, n: int) -> dict[str, float | str]:
     }
 
 
-def run(backend: str, n: int) -> dict[str, float | str]:
+def run(backend: str, n: int, per: int) -> dict[str, float | str]:
     out = subprocess.run(
-        [sys.executable, __file__, "--one", backend, str(n)],
+        [sys.executable, __file__, "--one", backend, str(n), str(per)],
         capture_output=True,
         text=True,
         check=True,
@@ -109,13 +109,17 @@ def run(backend: str, n: int) -> dict[str, float | str]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def show(rows: list[dict[str, float | str]]) -> None:
+def header() -> None:
     print(f"{'backend':>8} {'n':>11} {'wall s':>9} {'us/row':>8} {'peak RSS GB':>12} {'ATE':>10}")
-    for r in rows:
-        print(
-            f"{r['backend']:>8} {int(r['n']):>11,d} {r['wall_s']:>9.1f} {r['us_per_row']:>8.2f} "
-            f"{r['peak_rss_gb']:>12.2f} {r['ate']:>10.5f}"
-        )
+
+
+def show(r: dict[str, float | str]) -> dict[str, float | str]:
+    print(
+        f"{r['backend']:>8} {int(r['n']):>11,d} {r['wall_s']:>9.1f} {r['us_per_row']:>8.2f} "
+        f"{r['peak_rss_gb']:>12.2f} {r['ate']:>10.5f}",
+        flush=True,
+    )
+    return r
 
 
 def main() -> None:
@@ -123,26 +127,33 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small n (minutes)")
     ap.add_argument("--compare", type=float, help="pandas vs Dask at this n")
     ap.add_argument("--scale", type=float, nargs="+", help="Dask at these n")
-    ap.add_argument("--one", nargs=2, metavar=("BACKEND", "N"), help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--partition-rows", type=float, default=ROWS_PER_PARTITION, help="rows per partition"
+    )
+    ap.add_argument("--one", nargs=3, metavar=("BACKEND", "N", "PER"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(one(args.one[0], int(float(args.one[1])))))
+        print(json.dumps(one(args.one[0], int(float(args.one[1])), int(float(args.one[2])))))
         return
-    compare = int(args.compare) if args.compare else (200_000 if args.quick else 10**7)
+    per = int(args.partition_rows)
+    compare = int(args.compare) if args.compare is not None else (200_000 if args.quick else 10**7)
     scale = [int(v) for v in args.scale] if args.scale else (
         [100_000, 200_000] if args.quick else [10**6, 10**7, 10**8]
     )  # fmt: skip
-    print(f"Part 1: pandas vs Dask, n = {compare:,d} (partitions of {ROWS_PER_PARTITION:,d})")
-    rows = [run("pandas", compare), run("dask", compare)]
-    show(rows)
-    p, d = rows
-    print(
-        f"Dask / pandas: wall {d['wall_s'] / p['wall_s']:.2f}x (target <= 1.5), peak RSS "
-        f"{d['peak_rss_gb'] / p['peak_rss_gb']:.2f}x (target < 0.5); "
-        f"|ATE difference| = {abs(d['ate'] - p['ate']):.1e}"
-    )
-    print("Part 2: Dask, lazily generated partitions (never materialised)")
-    show([run("dask", n) for n in scale])
+    if compare > 0:
+        print(f"Part 1: pandas vs Dask, n = {compare:,d} (partitions of {per:,d} rows)")
+        header()
+        p, d = show(run("pandas", compare, per)), show(run("dask", compare, per))
+        print(
+            f"Dask / pandas: wall {d['wall_s'] / p['wall_s']:.2f}x (target <= 1.5), peak RSS "
+            f"{d['peak_rss_gb'] / p['peak_rss_gb']:.2f}x (target < 0.5); "
+            f"|ATE difference| = {abs(d['ate'] - p['ate']):.1e}",
+            flush=True,
+        )
+    print(f"Part 2: Dask, lazily generated partitions of {per:,d} rows (never materialised)")
+    header()
+    for n in scale:
+        show(run("dask", n, per))
 
 
 if __name__ == "__main__":
