@@ -261,6 +261,33 @@ class SeedReleaseWarning(PrivinferWarning):
     """
 
 
+class WeakInstrumentWarning(PrivinferWarning):
+    """The private first stage is weak (partial F below 10): read the Anderson-Rubin set.
+
+    Privacy weakens the first stage quickly as the keep probability falls; Wald intervals
+    of an IV coefficient then under-cover. ``results.ar_conf_int()`` stays valid.
+    """
+
+
+class NonRobustCovarianceWarning(PrivinferWarning):
+    """``cov_type="nonrobust"`` was asked for below ``alpha = 1``.
+
+    The classical covariance ignores the variance that the privacy noise adds to the
+    private moment rows, so its standard errors are too small unless ``alpha = 1``.
+    """
+
+
+class NotAvailableError(PrivinferError, AttributeError):
+    """A results quantity is not defined for this model or no longer available.
+
+    Raised e.g. for ``rsquared`` of a logit, ``get_margeff`` of a linear model, or
+    ``fittedvalues`` of results restored from a pickle (they hold no data rows).
+    """
+
+
+__all__ += ["NonRobustCovarianceWarning", "NotAvailableError", "WeakInstrumentWarning"]
+
+
 class UnsupportedBackendError(PrivinferError, NotImplementedError):
     """An option that a data backend (e.g. Dask DataFrames) does not support.
 

@@ -28,6 +28,8 @@ from tqdm.auto import tqdm
 
 from privinfer._typing import FloatArray, IntArray, RandomStateLike
 from privinfer._validation import check_in_interval, check_int, check_random_state
+from privinfer.covariance import cluster_sums as _cluster_sums
+from privinfer.covariance import influence_cov as _influence_cov
 from privinfer.exceptions import BootstrapError, DataMismatchError
 
 __all__ = [
@@ -336,14 +338,6 @@ def data_fingerprint(*columns: Any) -> str:
     return h.hexdigest()[:16]
 
 
-def _cluster_sums(phi: FloatArray, codes: IntArray) -> FloatArray:
-    """Sums of the rows of ``phi`` within each cluster code (G x p)."""
-    n_groups = int(codes.max()) + 1
-    return np.column_stack(
-        [np.bincount(codes, weights=phi[:, j], minlength=n_groups) for j in range(phi.shape[1])]
-    )
-
-
 def influence_cov(phi: FloatArray, clusters: IntArray | None = None) -> FloatArray:
     r"""Covariance of an estimate from its (centred) influence values.
 
@@ -373,23 +367,7 @@ def influence_cov(phi: FloatArray, clusters: IntArray | None = None) -> FloatArr
     >>> float(influence_cov(phi)[0, 0]), float(influence_cov(phi, np.array([0, 0, 1, 1]))[0, 0])
     (0.25, 0.5)
     """
-    phi = np.asarray(phi, dtype=float)
-    n = phi.shape[0]
-    if clusters is None:
-        return phi.T @ phi / n**2
-    codes = np.asarray(clusters)
-    if codes.ndim == 1:
-        S = _cluster_sums(phi, codes)
-        return S.T @ S / n**2
-    S1 = _cluster_sums(phi, codes[:, 0])
-    S2 = _cluster_sums(phi, codes[:, 1])
-    inter = pd.factorize(pd.MultiIndex.from_arrays([codes[:, 0], codes[:, 1]]))[0]
-    S12 = _cluster_sums(phi, np.asarray(inter, dtype=np.int64))
-    V = (S1.T @ S1 + S2.T @ S2 - S12.T @ S12) / n**2
-    w, U = np.linalg.eigh((V + V.T) / 2)
-    if np.any(w < 0):
-        V = (U * np.maximum(w, 0.0)) @ U.T
-    return V
+    return _influence_cov(phi, clusters)
 
 
 class PrivateResults:

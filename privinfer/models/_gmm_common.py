@@ -1,90 +1,159 @@
-r"""Pieces shared by every private GMM engine: moment covariance, sandwich, J-test.
+r"""Pieces shared by every private GMM engine: options, fit record, engine base, J-test.
 
-All of them act on the *private* moment rows
+An engine turns validated :class:`FitOptions` and a random generator into a frozen
+:class:`GMMFit`; the :class:`~privinfer.models.gmm.PrivateGMM` façade turns that into
+results. The covariance algebra (clusters, moment covariance, sandwich) lives in
+:mod:`privinfer.covariance`, shared with the other models.
+
+All engines act on the *private* moment rows
 :math:`\bar\phi_i = (Q_X^{-1}\phi_{\hat\theta})(V_i, Z_i)`, which are i.i.d. under
-:math:`P_{VZ}` with mean zero at :math:`\theta_0` (seed 003, Proposition 2). Their
-covariance is therefore the plain outer-product average of the *inverted values*,
-
-.. math:: \hat{\bar\Phi} = \frac1n\sum_i \bar\phi_i\bar\phi_i',
-
-which estimates :math:`\bar\Phi = P_{VZ}\bar\phi\bar\phi'` of Proposition 2. This is a
-variance of released-data averages, not a true-data expectation: applying
-:math:`Q_X^{-1}` to the product :math:`\phi\phi'` would estimate
-:math:`P_{VX}\phi\phi'`, the *non-private* variance, and understate the standard errors
-by a factor of about :math:`\alpha` (DESIGN.md §5 uses the same rule:
-``SE = sd(phi_i)/sqrt(n)`` of the transformed influence values).
+:math:`P_{VZ}` with mean zero at :math:`\theta_0` (Kormos and van der Vaart 2026,
+Proposition 2); their covariance is the outer-product average of the inverted values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.stats import chi2
 
 from privinfer._typing import FloatArray, IntArray
-from privinfer.exceptions import DataMismatchError, SingularDesignError
+from privinfer.covariance import cluster_counts
+from privinfer.exceptions import DataMismatchError, MechanismMismatchError, SingularDesignError
+from privinfer.mechanisms.alpha_identity import AlphaIdentity
+from privinfer.nuisance.series import GramRepair
 from privinfer.results import TestResult
 
 __all__ = [
+    "FitOptions",
+    "GMMEngine",
+    "GMMFit",
+    "check_inputs",
     "check_nonsingular",
-    "cluster_codes",
+    "inv_cov",
     "j_statistic",
-    "moment_covariance",
-    "sandwich",
 ]
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    """Validated options of one ``PrivateGMM.fit`` call (loop state stays in locals).
+
+    Attributes
+    ----------
+    weighting : {"one-step", "two-step", "iterated"}
+    cov_type : {"robust", "clustered", "nonrobust"}
+    codes : ndarray of shape (n,) or (n, 2), or None
+        Public cluster codes.
+    center : bool
+        Centre the moment rows before forming their covariance.
+    small_g : bool
+        Small-number-of-clusters correction ``G / (G - 1)``.
+    initial_weight : ndarray or None
+        First-step weighting matrix.
+    start : ndarray or None
+        Starting values (generic engine).
+    max_iter : int
+    tol : float
+    owner : str
+        Caller named in messages.
+    """
+
+    weighting: str
+    cov_type: str
+    codes: IntArray | None
+    center: bool
+    small_g: bool
+    initial_weight: FloatArray | None
+    start: FloatArray | None
+    max_iter: int
+    tol: float
+    owner: str
+
+    @property
+    def label(self) -> str:
+        """Covariance label for the summary header (the SE type, stated explicitly)."""
+        if self.cov_type == "nonrobust":
+            return "non-robust"
+        if self.codes is None:
+            base = "robust (HC0)"
+        else:
+            counts = " x ".join(str(g) for g in cluster_counts(self.codes))
+            base = f"cluster ({counts})" + (", G/(G-1)" if self.small_g else "")
+        return base + (" (centred)" if self.center else "")
+
+
+@dataclass(frozen=True)
+class GMMFit:
+    """What an engine hands to the façade: estimates, covariance, influence, diagnostics.
+
+    Parameters are in the order of the engine's ``param_names``; nothing here holds
+    released or raw private values row by row except the influence values.
+    """
+
+    params: FloatArray
+    cov: FloatArray
+    influence: FloatArray
+    tests: Mapping[str, TestResult]
+    facts: tuple[tuple[str, str], ...]
+    repairs: tuple[GramRepair, ...] = ()
+    notes: tuple[str, ...] = ()
+    reference_error: Mapping[str, float] = field(default_factory=dict)
+    reference_points: int = 0
+    reference_exact: bool = True
+    n_steps: int = 1
+    rsquared: float | None = None
+    margeff: Any = None
+    weak_iv: Any = None
+
+
+class GMMEngine(ABC):
+    """One way of computing private moments; ``fit(options, rng) -> GMMFit``.
+
+    Attributes
+    ----------
+    kind : str
+        ``"ols"``, ``"iv"``, ``"logit"`` or ``"generic"``.
+    mechanism : AlphaIdentity
+    param_names : tuple of str
+    k_params, k_moms, n_obs : int
+    dep_variable : str
+    formula : str or None
+    reference_size : int
+    """
+
+    kind: str
+    mechanism: AlphaIdentity
+    param_names: tuple[str, ...]
+    k_params: int
+    k_moms: int
+    n_obs: int
+    dep_variable: str
+    formula: str | None
+    reference_size: int
+
+    @abstractmethod
+    def fit(self, options: FitOptions, rng: np.random.Generator) -> GMMFit:
+        """Estimate with validated options; ``rng`` seeds the reference sample."""
+
+    def supports_nonrobust(self) -> bool:
+        """Whether ``cov_type="nonrobust"`` is defined for this engine."""
+        return False
+
+
+def inv_cov(Phi: FloatArray, names: Sequence[str], owner: str) -> FloatArray:
+    r"""Efficient weight :math:`\hat{\bar\Phi}^{-1}`; a singular estimate is an error."""
+    check_nonsingular(Phi, names, "covariance of the moment conditions (efficient weight)", owner)
+    return np.linalg.inv(Phi)
+
 
 #: Relative eigenvalue below which a scaled Gram / Jacobian product counts as singular.
 _SINGULAR_TOL = 1e-10
-
-
-def cluster_codes(clusters: object, n_obs: int, owner: str) -> IntArray:
-    """Integer codes ``0..G-1`` of public cluster labels, validated."""
-    arr = np.asarray(clusters)
-    if arr.ndim != 1 or arr.shape[0] != n_obs:
-        raise DataMismatchError(
-            f"{owner}: clusters must be a one-dimensional array with one label per row "
-            f"({n_obs}); got shape {arr.shape}."
-        )
-    codes, uniques = pd.factorize(pd.Series(arr), use_na_sentinel=True)
-    if np.any(codes < 0):
-        raise DataMismatchError(f"{owner}: clusters hold missing labels.")
-    if uniques.size < 2:
-        raise DataMismatchError(f"{owner}: cluster-robust covariance needs at least 2 clusters.")
-    return np.asarray(codes, dtype=np.int64)
-
-
-def moment_covariance(
-    phibar: FloatArray, clusters: IntArray | None = None, *, center: bool = False
-) -> FloatArray:
-    r"""Covariance of the mean private moment, :math:`n\,\mathrm{Var}(\bar g)`.
-
-    Parameters
-    ----------
-    phibar : ndarray of shape (n, k_moms)
-        Private moment rows :math:`\bar\phi_i` (products of inverted values are the right
-        thing here: see the module docstring).
-    clusters : ndarray of shape (n,), optional
-        Integer cluster codes; sums within clusters are used (one-way cluster-robust).
-    center : bool, default=False
-        Subtract the mean moment first (linearmodels' ``center``).
-
-    Returns
-    -------
-    ndarray of shape (k_moms, k_moms)
-        :math:`\frac1n\sum_i\bar\phi_i\bar\phi_i'` or
-        :math:`\frac1n\sum_g s_g s_g'` with :math:`s_g = \sum_{i\in g}\bar\phi_i`.
-    """
-    n = phibar.shape[0]
-    g = phibar - phibar.mean(axis=0) if center else phibar
-    if clusters is None:
-        return g.T @ g / n
-    n_groups = int(clusters.max()) + 1
-    sums = np.column_stack(
-        [np.bincount(clusters, weights=g[:, j], minlength=n_groups) for j in range(g.shape[1])]
-    )
-    return sums.T @ sums / n
 
 
 def check_nonsingular(M: FloatArray, names: Sequence[str], what: str, owner: str) -> None:
@@ -116,25 +185,6 @@ def check_nonsingular(M: FloatArray, names: Sequence[str], what: str, owner: str
     )
 
 
-def sandwich(
-    D: FloatArray, A: FloatArray, Phi: FloatArray, n_obs: int
-) -> tuple[FloatArray, FloatArray]:
-    r"""GMM sandwich :math:`(D'AD)^{-1}D'A\Phi AD(D'AD)^{-1}/n` and the influence map.
-
-    Returns
-    -------
-    cov : ndarray of shape (k_params, k_params)
-    bread : ndarray of shape (k_params, k_moms)
-        :math:`B = -(D'AD)^{-1}D'A`; the influence value of row ``i`` is
-        :math:`B\bar\phi_i`.
-    """
-    DA = D.T @ A
-    H = DA @ D
-    bread = -np.linalg.solve(H, DA)
-    cov = bread @ Phi @ bread.T / n_obs
-    return 0.5 * (cov + cov.T), bread
-
-
 def j_statistic(
     gbar: FloatArray, weight: FloatArray, n_obs: int, k_params: int, *, efficient: bool
 ) -> TestResult:
@@ -163,3 +213,18 @@ def j_statistic(
         )
     stat = float(n_obs * gbar @ weight @ gbar)
     return TestResult(name, stat, df, float(chi2.sf(stat, df)), null, f"chi2({df})")
+
+
+def check_inputs(data: Any, mechanism: AlphaIdentity | None, owner: str) -> AlphaIdentity:
+    """The mechanism of a released frame (read from ``data.attrs`` when ``None``), validated."""
+    if not isinstance(data, pd.DataFrame):
+        raise DataMismatchError(f"{owner} expects a pandas DataFrame; got {type(data).__name__}.")
+    if len(data) == 0:
+        raise DataMismatchError(f"{owner}: the data frame is empty.")
+    if mechanism is None:
+        mechanism = AlphaIdentity.from_released(data)
+    if not isinstance(mechanism, AlphaIdentity):
+        raise MechanismMismatchError(
+            f"{owner}: mechanism must be an AlphaIdentity; got {type(mechanism).__name__}."
+        )
+    return mechanism

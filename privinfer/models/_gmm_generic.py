@@ -24,16 +24,30 @@ model through the separable front-ends (:meth:`PrivateGMM.ols`, :meth:`PrivateGM
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from privinfer._typing import FloatArray, IntArray
-from privinfer.exceptions import DataMismatchError
+from privinfer._validation import check_int
+from privinfer.covariance import moment_covariance, sandwich
+from privinfer.exceptions import DataMismatchError, PrivinferWarning, SingularDesignError
+from privinfer.formula import cast_private_categoricals
+from privinfer.mechanisms.alpha_identity import AlphaIdentity
+from privinfer.models._gmm_common import (
+    FitOptions,
+    GMMEngine,
+    GMMFit,
+    check_inputs,
+    check_nonsingular,
+    inv_cov,
+    j_statistic,
+)
 
-__all__ = ["GenericMoments"]
+__all__ = ["GenericEngine", "GenericMoments", "build_generic_engine", "check_names", "check_start"]
 
 MomentFunction = Callable[[FloatArray, pd.DataFrame], Any]
 
@@ -173,3 +187,263 @@ class GenericMoments:
         counts = np.bincount(self.codes, minlength=self.n_distinct) / self.codes.size
         term = -(1.0 - self.alpha) / self.alpha * np.einsum("rtk,t->rk", per_rep, counts)
         return term.std(axis=0, ddof=1) / np.sqrt(term.shape[0])
+
+
+class GenericEngine(GMMEngine):
+    """Private GMM for a user moment function: Gauss-Newton on the private mean moment.
+
+    Parameters
+    ----------
+    moments : callable
+        ``moments(params, frame) -> (len(frame), k_moms)`` for the true data.
+    jacobian : callable or None
+        ``jacobian(params, frame) -> (len(frame), k_moms, k_params)``; ``None`` uses
+        central differences of the mean private moment.
+    frame : DataFrame
+        Released columns the moment function uses (private categoricals cast).
+    mechanism : AlphaIdentity
+    k_params, k_moms : int
+    param_names : tuple of str
+    start_params : ndarray of shape (k_params,)
+    reference_size : int
+    """
+
+    def __init__(
+        self,
+        moments: MomentFunction,
+        jacobian: MomentFunction | None,
+        frame: pd.DataFrame,
+        mechanism: AlphaIdentity,
+        k_params: int,
+        k_moms: int,
+        param_names: tuple[str, ...],
+        start_params: FloatArray,
+        reference_size: int,
+    ) -> None:
+        self.moments = moments
+        self.jacobian = jacobian
+        self.frame = frame
+        self.mechanism = mechanism
+        self.kind = "generic"
+        self.formula = None
+        self.dep_variable = "moments"
+        self.k_params = k_params
+        self.k_moms = k_moms
+        self.param_names = param_names
+        self.start_params = start_params
+        self.reference_size = reference_size
+        self.n_obs = len(frame)
+
+    def _engines(
+        self, o: FitOptions, rng: np.random.Generator
+    ) -> tuple[GenericMoments, GenericMoments | None, int, bool]:
+        alpha = self.mechanism.alpha
+        frame = self.frame
+        private = tuple(c for c in self.mechanism.private_columns if c in frame.columns)
+        if alpha < 1.0 and private:
+            draw = self.mechanism.reference.draw_for_moments(self.reference_size, random_state=rng)
+            ref = cast_private_categoricals(draw.frame, self.mechanism)
+            ref_w, rep, exact, n_ref, eff = (
+                draw.weights,
+                draw.replicate,
+                draw.exact,
+                len(ref),
+                alpha,
+            )
+        else:
+            ref, ref_w, rep, exact, n_ref, eff = None, None, None, True, 0, 1.0
+        eng = GenericMoments(
+            self.moments, frame, private, eff, ref, ref_w, rep, self.k_moms, o.owner
+        )
+        if self.jacobian is None:
+            return eng, None, n_ref, exact
+        kk, shape = self.k_moms * self.k_params, (self.k_moms, self.k_params)
+        jac_fn = self.jacobian
+
+        def flat(p: FloatArray, f: pd.DataFrame) -> FloatArray:
+            arr = np.asarray(jac_fn(p, f), dtype=float)
+            if arr.shape != (len(f), *shape):
+                raise DataMismatchError(
+                    f"{o.owner}: jacobian(params, frame) must return shape (len(frame), "
+                    f"{self.k_moms}, {self.k_params}); got {arr.shape}."
+                )
+            return arr.reshape(len(f), kk)
+
+        jac_eng = GenericMoments(flat, frame, private, eff, ref, ref_w, rep, kk, o.owner)
+        return eng, jac_eng, n_ref, exact
+
+    def fit(self, options: FitOptions, rng: np.random.Generator) -> GMMFit:
+        """Gauss-Newton with step halving, then efficient re-weighting when asked."""
+        o = options
+        eng, jac_eng, n_ref, exact = self._engines(o, rng)
+
+        def jacobian(th: FloatArray) -> FloatArray:
+            if jac_eng is not None:
+                return jac_eng.mean(th).reshape(self.k_moms, self.k_params)
+            D = np.empty((self.k_moms, self.k_params))
+            for j in range(self.k_params):  # k_params central differences of the mean
+                h = 6e-6 * max(1.0, abs(th[j]))
+                e = np.zeros(self.k_params)
+                e[j] = h
+                D[:, j] = (eng.mean(th + e) - eng.mean(th - e)) / (2 * h)
+            return D
+
+        A = np.eye(self.k_moms) if o.initial_weight is None else o.initial_weight
+        notes: list[str] = []
+        start = self.start_params if o.start is None else o.start
+        theta = _gauss_newton(eng, jacobian, A, start, o, self.param_names, notes)
+        n_steps = 1
+        if o.weighting != "one-step" and self.k_moms != self.k_params:
+            labels = [f"moment {j}" for j in range(self.k_moms)]
+            for _ in range(1 if o.weighting == "two-step" else o.max_iter):
+                Phi = moment_covariance(
+                    eng.rows(theta), o.codes, center=o.center, small_g=o.small_g
+                )
+                A = inv_cov(Phi, labels, o.owner)
+                new = _gauss_newton(eng, jacobian, A, theta, o, self.param_names, notes)
+                n_steps += 1
+                done = np.max(np.abs(new - theta)) <= max(o.tol, 1e-8) * (1 + np.max(np.abs(theta)))
+                theta = new
+                if done:
+                    break
+        rows = eng.rows(theta)
+        Phi = moment_covariance(rows, o.codes, center=o.center, small_g=o.small_g)
+        cov, bread = sandwich(jacobian(theta), A, Phi, self.n_obs)
+        efficient = o.weighting != "one-step"
+        j = j_statistic(rows.mean(axis=0), A, self.n_obs, self.k_params, efficient=efficient)
+        ref_err: dict[str, float] = {}
+        if eng.replicate is not None and eng.ref_frame is not None:
+            # delta method: theta moves by bread @ (error of the mean moment)
+            se = np.sqrt((bread**2) @ (eng.reference_error(theta) ** 2))
+            ref_err = dict(zip(self.param_names, se.tolist(), strict=True))
+        facts = (
+            ("Model:", "GMM (user moments)"),
+            ("Weighting:", o.weighting),
+            ("Covariance:", o.label),
+            ("Moments / params:", f"{self.k_moms} / {self.k_params}"),
+            ("Distinct public rows:", str(eng.n_distinct)),
+        )
+        return GMMFit(
+            params=theta,
+            cov=cov,
+            influence=rows @ bread.T,
+            tests={"j_test": j},
+            facts=facts,
+            notes=tuple(notes),
+            reference_error=ref_err,
+            reference_points=n_ref,
+            reference_exact=exact,
+            n_steps=n_steps,
+        )
+
+
+def _gauss_newton(
+    eng: GenericMoments,
+    jacobian: Callable[[FloatArray], FloatArray],
+    A: FloatArray,
+    start: FloatArray,
+    o: FitOptions,
+    names: Sequence[str],
+    notes: list[str],
+) -> FloatArray:
+    """Minimise ``g' A g`` by Gauss-Newton steps with step halving."""
+    theta = start.copy()
+    g = eng.mean(theta)
+    obj = float(g @ A @ g)
+    for _ in range(o.max_iter):
+        D = jacobian(theta)
+        H = D.T @ A @ D
+        check_nonsingular(H, names, "moment Jacobian D'AD", o.owner)
+        step = -np.linalg.solve(H, D.T @ A @ g)
+        lam = 1.0
+        while True:
+            cand = theta + lam * step
+            g_new = eng.mean(cand)
+            obj_new = float(g_new @ A @ g_new)
+            if obj_new <= obj or lam < 1e-8:
+                break
+            lam *= 0.5
+        theta, g, obj = cand, g_new, obj_new
+        if np.max(np.abs(lam * step)) <= o.tol * (1 + np.max(np.abs(theta))):
+            return theta
+    msg = f"Gauss-Newton stopped after max_iter={o.max_iter} steps (objective {obj:.3g})."
+    notes.append(msg)
+    warnings.warn(f"{o.owner}: {msg}", PrivinferWarning, stacklevel=5)
+    return theta
+
+
+_OWNER = "PrivateGMM"
+
+
+def build_generic_engine(
+    moments: Any,
+    data: Any,
+    mechanism: AlphaIdentity | None,
+    k_params: int,
+    param_names: Sequence[str] | None,
+    start_params: Any,
+    jacobian: Any,
+    columns: Sequence[str] | None,
+    reference_size: int,
+) -> GenericEngine:
+    """Validate ``PrivateGMM``'s constructor arguments and build the user-moment engine.
+
+    Raises
+    ------
+    DataMismatchError
+        Not callable, wrong output shape, unknown columns, bad start values or names.
+    SingularDesignError
+        Fewer moment conditions than parameters.
+    """
+    if not callable(moments):
+        raise DataMismatchError(
+            f"{_OWNER}: moments must be callable; got {type(moments).__name__}."
+        )
+    if jacobian is not None and not callable(jacobian):
+        raise DataMismatchError(f"{_OWNER}: jacobian must be callable or None.")
+    mech = check_inputs(data, mechanism, _OWNER)
+    k = check_int(k_params, "k_params", _OWNER, 1)
+    size = check_int(reference_size, "reference_size", _OWNER, 2)
+    cols = list(data.columns) if columns is None else list(columns)
+    missing = [c for c in cols if c not in data.columns]
+    if missing:
+        raise DataMismatchError(f"{_OWNER}: columns {missing!r} are not in the data.")
+    mech.check_data(data, _OWNER)
+    frame = cast_private_categoricals(data[cols], mech)
+    start = check_start(start_params, k)
+    names = check_names(param_names, k)
+    out = np.asarray(moments(start, frame), dtype=float)
+    if out.ndim != 2 or out.shape[0] != len(data):
+        raise DataMismatchError(
+            f"{_OWNER}: moments(params, frame) must return an array of shape "
+            f"(len(frame), k_moms) = ({len(data)}, k_moms); got {out.shape}."
+        )
+    k_moms = int(out.shape[1])
+    if k_moms < k:
+        raise SingularDesignError(
+            f"{_OWNER}: the model is under-identified: {k_moms} moment condition(s) for "
+            f"{k} parameter(s). Add moment conditions (instruments)."
+        )
+    return GenericEngine(moments, jacobian, frame, mech, k, k_moms, names, start, size)
+
+
+def check_start(start: Any, k_params: int) -> FloatArray:
+    if start is None:
+        return np.zeros(k_params)
+    arr = np.asarray(start, dtype=float).ravel()
+    if arr.size != k_params or not np.all(np.isfinite(arr)):
+        raise DataMismatchError(
+            f"{_OWNER}: start_params must hold {k_params} finite values; got {start!r}."
+        )
+    return arr
+
+
+def check_names(names: Sequence[str] | None, k_params: int) -> tuple[str, ...]:
+    if names is None:
+        return tuple(f"theta_{j}" for j in range(k_params))
+    out = tuple(str(s) for s in names)
+    if len(out) != k_params or len(set(out)) != len(out):
+        raise DataMismatchError(
+            f"{_OWNER}: param_names must be {k_params} distinct labels; got {names!r}."
+        )
+    return out

@@ -1,388 +1,301 @@
 r"""Separable engine of linear private GMM: OLS and IV through private second moments.
 
 Linear moments :math:`\phi_\theta(v, x) = z\,(y - x'\theta)` are sums of products of two
-design columns. Every column is a function of public variables only (``y``, the
-intercept, public regressors or instruments) or of private variables only
-(:mod:`privinfer.formula` enforces it), so with public factors :math:`a_k(v)` and private
-factors :math:`p_k(x)` (one of them is 1)
+design columns, each a function of public or of private variables only
+(:mod:`privinfer.models._gmm_design`). With the private second moments
+:math:`S = \frac1n\sum_i Q_X^{-1}[c\,c']` the estimate is a closed form,
 
-.. math::
+.. math:: \hat\theta = (S_{xz}AS_{zx})^{-1}S_{xz}AS_{zy},
 
-    \bar Q[c_j c_k](v) = a_j(v)a_k(v)\,E_{\bar Q}[p_j p_k],
+with :math:`A = S_{zz}^{-1}` (OLS, 2SLS) or :math:`A = \hat{\bar\Phi}^{-1}` (efficient
+two-step and iterated GMM), and the sandwich covariance uses the private moment rows,
+visited in chunks: O(n K^2 + M K^2), never O(n M).
 
-and the private second moments :math:`S = \frac1n\sum_i Q_X^{-1}[c\,c'](V_i, Z_i)` need
-the raw cross-products, the public column means and the reference moments
-:math:`E_{\bar Q}p`, :math:`E_{\bar Q}pp'` only. Estimates are closed forms in ``S``:
-:math:`\hat\theta = (S_{xz}AS_{zx})^{-1}S_{xz}AS_{zy}`. Rows are visited in chunks, so the
-memory beyond the data is O(chunk x K); the cost is O(n K^2 + M K^2), never O(n M).
+The *non-robust* covariance replaces :math:`\bar\Phi` by :math:`\hat\sigma^2S_{zz}` with
+the private residual variance :math:`\hat\sigma^2 = w'Sw`, :math:`w = (1, -\theta)`; it
+ignores the extra variance that the privacy noise puts into the moment rows, so it is the
+classical (statsmodels ``nonrobust``, linearmodels ``unadjusted``) covariance at
+``alpha = 1`` only. The private :math:`R^2 = 1 - w'Sw / (S_{yy} - \bar y^2)` uses the
+same deconvolved moments.
 """
 
 from __future__ import annotations
 
-import re
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import formulaic
 import numpy as np
-import pandas as pd
 
-from privinfer._typing import FloatArray, IntArray
-from privinfer.exceptions import DataMismatchError, MechanismMismatchError, SingularDesignError
-from privinfer.formula import (
-    CovariateSpec,
-    build_covariate_spec,
-    cast_private_categoricals,
-    check_public_columns,
-)
+from privinfer._typing import FloatArray
+from privinfer.covariance import OuterAccumulator, sandwich
+from privinfer.exceptions import IndefiniteGramWarning
 from privinfer.inversion import ReferenceMoments
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
+from privinfer.models._gmm_common import (
+    FitOptions,
+    GMMEngine,
+    GMMFit,
+    check_nonsingular,
+    inv_cov,
+    j_statistic,
+)
+from privinfer.models._gmm_design import LinearDesign, new_regressors, reference_moments
+from privinfer.models._weakiv import WeakIVStats, weak_iv_stats
+from privinfer.nuisance.series import GramRepair, repair_gram
 
-__all__ = ["LinearDesign", "LinearFormula", "build_linear_design", "parse_linear_formula"]
-
-#: Cells (rows x columns) of one chunk of the design: temporaries of ~4 MB stay in the
-#: allocator's reuse pool and in cache (80 MB chunks were 5x slower from page faults).
-_CHUNK_CELLS = 1 << 19
-_BRACKET = re.compile(r"\[([^\[\]]*)\]")
+__all__ = ["LinearEngine"]
 
 
 @dataclass(frozen=True)
-class LinearFormula:
-    """Parsed ``"y ~ w + [x ~ z1 + z2]"`` (linearmodels' bracket syntax).
+class _Moments:
+    """Private second moments of all design columns and what produced them."""
 
-    Attributes
+    S: FloatArray
+    table: FloatArray
+    raw: FloatArray
+    pub_mean: FloatArray
+    ref: ReferenceMoments | None
+    exact: bool
+    alpha: float
+
+
+@dataclass(frozen=True)
+class _Estimate:
+    """Weighted estimate, its weight and the weighting history."""
+
+    theta: FloatArray
+    A: FloatArray
+    n_steps: int
+    repairs: tuple[GramRepair, ...]
+    notes: tuple[str, ...]
+
+
+class LinearEngine(GMMEngine):
+    """OLS and IV with private and public regressors and instruments.
+
+    Parameters
     ----------
-    formula : str
-        As written.
-    dependent : str
-        Left-hand side (a column or a formulaic expression of public columns).
-    exog, endog, instruments : tuple of str
-        Formulaic terms of the exogenous regressors, the endogenous regressors and the
-        excluded instruments (no intercept term).
+    design : LinearDesign
+        Released design (:func:`~privinfer.models._gmm_design.build_linear_design`).
+    mechanism : AlphaIdentity
+    kind : {"ols", "iv"}
+    formula, dep_variable : str
+    reference_size : int
     intercept : bool
-        Whether the exogenous part keeps formulaic's intercept.
+        Whether the model has an intercept (centred :math:`R^2`).
     """
 
-    formula: str
-    dependent: str
-    exog: tuple[str, ...]
-    endog: tuple[str, ...]
-    instruments: tuple[str, ...]
-    intercept: bool
-
-    def __post_init__(self) -> None:
-        if len(self.instruments) < len(self.endog):
-            raise SingularDesignError(
-                f"The model {self.formula!r} is under-identified: {len(self.endog)} endogenous "
-                f"regressor(s) {list(self.endog)!r} but only {len(self.instruments)} excluded "
-                f"instrument(s) {list(self.instruments)!r}. Add instruments."
-            )
-        overlap = set(self.endog) & (set(self.exog) | set(self.instruments))
-        if overlap:
-            raise DataMismatchError(
-                f"In {self.formula!r} the term(s) {sorted(overlap)!r} are both endogenous and "
-                "exogenous/instruments."
-            )
-
-    @property
-    def rhs(self) -> str:
-        """All right-hand terms, for one ModelSpec."""
-        return " + ".join(self.exog + self.endog + self.instruments) or "1"
-
-
-def _terms(expr: str, formula: str, owner: str) -> tuple[list[str], bool]:
-    try:
-        parsed = formulaic.Formula(expr)
-    except Exception as err:  # formulaic raises several types
-        raise DataMismatchError(f"{owner}: cannot parse {expr!r} in {formula!r}: {err}") from err
-    if getattr(parsed, "lhs", None) is not None and hasattr(parsed, "rhs"):
-        raise DataMismatchError(f"{owner}: unexpected '~' in {expr!r} of {formula!r}.")
-    names = [str(t) for t in parsed]
-    return [t for t in names if t != "1"], "1" in names
-
-
-def parse_linear_formula(formula: str, owner: str, *, iv: bool) -> LinearFormula:
-    """Parse an OLS formula or an IV formula with one ``[endog ~ instruments]`` block.
-
-    The bracket is cut out as linearmodels does; every part is then parsed by formulaic.
-
-    Raises
-    ------
-    DataMismatchError
-        Malformed formula, several brackets, or a bracket in an OLS formula.
-    SingularDesignError
-        Fewer excluded instruments than endogenous regressors.
-    """
-    if not isinstance(formula, str) or "~" not in formula:
-        raise DataMismatchError(f"{owner}: formula must be a string 'y ~ ...'; got {formula!r}.")
-    blocks = _BRACKET.findall(formula)
-    endog: list[str] = []
-    instr: list[str] = []
-    outer = formula
-    if blocks:
-        if not iv:
-            raise DataMismatchError(
-                f"{owner}: {formula!r} has an instrument block; use PrivateGMM.iv for IV models."
-            )
-        if len(blocks) > 1 or blocks[0].count("~") != 1:
-            raise DataMismatchError(
-                f"{owner}: {formula!r} must hold one block '[endog ~ instruments]'."
-            )
-        left, right = blocks[0].split("~")
-        endog, _ = _terms("0 + " + left, formula, owner)
-        instr, _ = _terms("0 + " + right, formula, owner)
-        if not endog:
-            raise DataMismatchError(f"{owner}: no endogenous regressor in {formula!r}.")
-        outer = _BRACKET.sub(" ", formula)
-        outer = re.sub(r"\+\s*\+", "+", outer)
-        outer = re.sub(r"~\s*\+", "~", outer).strip()
-        outer = re.sub(r"\+\s*$", "", outer).strip()
-        if outer.endswith("~"):
-            outer += " 1"
-    elif iv:
-        raise DataMismatchError(
-            f"{owner}: IV formula {formula!r} needs a block '[endog ~ instruments]', e.g. "
-            "'y ~ w + [x ~ z1 + z2]'."
-        )
-    lhs, rhs = outer.split("~", 1)
-    lhs = lhs.strip()
-    if not lhs:
-        raise DataMismatchError(f"{owner}: formula {formula!r} has no dependent variable.")
-    exog, intercept = _terms(rhs, formula, owner)
-    return LinearFormula(formula, lhs, tuple(exog), tuple(endog), tuple(instr), intercept)
-
-
-@dataclass
-class LinearDesign:
-    r"""Released design of a linear moment model, split by privacy role.
-
-    Columns are ``[dependent, Intercept?, public..., private...]``; the first
-    ``n_public`` are public. ``X`` and ``Z`` index regressors and instruments.
-
-    Attributes
-    ----------
-    names : tuple of str
-        Column names.
-    public : ndarray of shape (n, n_public)
-        Public columns (dependent variable first).
-    private : ndarray of shape (n, n_private)
-        Private design columns at the released data.
-    x_idx, z_idx : ndarray of int
-        Columns of the regressors and of the instruments (exogenous regressors included).
-    endog_idx, instr_idx : ndarray of int
-        Endogenous regressors and excluded instruments (IV only).
-    spec : CovariateSpec
-        Materialises the private columns of the reference sample.
-    """
-
-    names: tuple[str, ...]
-    public: FloatArray
-    private: FloatArray
-    x_idx: IntArray
-    z_idx: IntArray
-    endog_idx: IntArray
-    instr_idx: IntArray
-    spec: CovariateSpec
-
-    @property
-    def n_obs(self) -> int:
-        """Number of released rows."""
-        return int(self.public.shape[0])
-
-    @property
-    def n_public(self) -> int:
-        """Number of public columns (dependent variable included)."""
-        return int(self.public.shape[1])
-
-    def chunks(self) -> list[slice]:
-        """Row slices bounding the temporaries of one pass."""
-        size = max(1024, _CHUNK_CELLS // max(len(self.names), 1))
-        return [slice(s, min(s + size, self.n_obs)) for s in range(0, self.n_obs, size)]
-
-    def raw_moments(self) -> tuple[FloatArray, FloatArray]:
-        """Raw cross-products :math:`C'C/n` and public column means, in one chunked pass."""
-        q, K = self.n_public, len(self.names)
-        raw = np.zeros((K, K))
-        for rows in self.chunks():
-            pub, priv = self.public[rows], self.private[rows]
-            raw[:q, :q] += pub.T @ pub
-            raw[:q, q:] += pub.T @ priv
-            raw[q:, q:] += priv.T @ priv
-        raw[q:, :q] = raw[:q, q:].T
-        return raw / self.n_obs, self.public.mean(axis=0)
-
-    def reference_table(self, mean: FloatArray, outer: FloatArray) -> FloatArray:
-        r"""``T[j, k] = E_Qbar[p_j p_k]`` over all columns (``p = 1`` for public ones)."""
-        q = self.n_public
-        ext = np.block([[np.ones((1, 1)), mean[None, :]], [mean[:, None], outer]])
-        idx = np.concatenate([np.zeros(q, dtype=np.int64), 1 + np.arange(mean.size)])
-        return ext[np.ix_(idx, idx)]
-
-    def private_second_moments(
+    def __init__(
         self,
-        raw: FloatArray,
-        pub_mean: FloatArray,
-        mean: FloatArray,
-        outer: FloatArray,
-        alpha: float,
-    ) -> FloatArray:
-        r"""Private second moments :math:`S = \frac1n\sum_i Q_X^{-1}[c c']` of all columns.
+        design: LinearDesign,
+        mechanism: AlphaIdentity,
+        kind: str,
+        formula: str,
+        dep_variable: str,
+        reference_size: int,
+        intercept: bool,
+    ) -> None:
+        self.design = design
+        self.mechanism = mechanism
+        self.kind = kind
+        self.formula = formula
+        self.dep_variable = dep_variable
+        self.reference_size = reference_size
+        self.intercept = intercept
+        self.param_names = tuple(design.names[j] for j in design.x_idx)
+        self.k_params = int(design.x_idx.size)
+        self.k_moms = int(design.z_idx.size)
+        self.n_obs = design.n_obs
 
-        Public-public entries need no inversion; entries with a private factor subtract
-        :math:`(1-\alpha)\,\bar a_j E_{\bar Q}p_k` or :math:`(1-\alpha)E_{\bar Q}p_jp_k`.
-        """
-        if alpha == 1.0:
-            return raw.copy()
-        q = self.n_public
-        S = raw.copy()
-        S[:q, q:] = (raw[:q, q:] - (1.0 - alpha) * np.outer(pub_mean, mean)) / alpha
-        S[q:, :q] = S[:q, q:].T
-        S[q:, q:] = (raw[q:, q:] - (1.0 - alpha) * outer) / alpha
-        return S
+    def supports_nonrobust(self) -> bool:
+        """Linear models have the classical homoskedastic covariance."""
+        return True
 
-    def moment_rows(
-        self, w: FloatArray, cols: IntArray, table: FloatArray, alpha: float, rows: slice
-    ) -> FloatArray:
-        r"""Private moment rows :math:`Q_X^{-1}[c_j\,(c'w)]` for ``j`` in ``cols``.
+    # -- stages --------------------------------------------------------------------------
+    def _moments(self, rng: np.random.Generator) -> _Moments:
+        d = self.design
+        raw, pub_mean = d.raw_moments()
+        kp = d.private.shape[1]
+        alpha = self.mechanism.alpha
+        if alpha < 1.0 and kp:
+            ref, exact = reference_moments(d, self.mechanism, self.reference_size, rng)
+            mean, outer = ref.mean, ref.outer
+        else:
+            ref, exact = None, True
+            mean, outer = np.zeros(kp), np.zeros((kp, kp))
+        eff_alpha = alpha if kp else 1.0
+        S = d.private_second_moments(raw, pub_mean, mean, outer, eff_alpha)
+        return _Moments(S, d.reference_table(mean, outer), raw, pub_mean, ref, exact, eff_alpha)
 
-        With :math:`t(v) = \sum_{k\,\mathrm{public}} w_k c_k(v)`,
-
-        .. math:: \bar Q[c_j\,c'w](v) = a_j(v)\big(t(v)E_{\bar Q}p_j
-                  + \textstyle\sum_{k\,\mathrm{private}} w_k E_{\bar Q}[p_jp_k]\big),
-
-        with :math:`a_j = 1` for a private column and :math:`p_j = 1` for a public one:
-        a few O(rows x K) array operations per chunk.
-        """
-        q = self.n_public
-        pub, priv = self.public[rows], self.private[rows]
-        t = pub @ w[:q]
-        e = t + priv @ w[q:] if priv.shape[1] else t
-        is_pub = cols < q
-        pos_pub, pos_priv = np.flatnonzero(is_pub), np.flatnonzero(~is_pub)
-        Cz = np.concatenate([_gather(pub, cols[is_pub]), _gather(priv, cols[~is_pub] - q)], axis=1)
-        order = np.concatenate([pos_pub, pos_priv])
-        if np.any(order != np.arange(cols.size)):
-            Cz = Cz[:, np.argsort(order)]
-        phi = Cz * e[:, None]
-        if alpha == 1.0:
-            return phi
-        mz = table[0, cols]
-        b = w[q:] @ table[q:, cols]
-        qbar = np.outer(t, mz)
-        qbar += b
-        qbar[:, pos_pub] *= Cz[:, pos_pub]
-        phi -= (1.0 - alpha) * qbar
-        phi /= alpha
-        return phi
-
-
-def _gather(a: FloatArray, idx: IntArray) -> FloatArray:
-    """Columns ``idx`` of ``a``: a view for a contiguous range, else ``np.take``."""
-    if idx.size and np.all(np.diff(idx) == 1):
-        return a[:, idx[0] : idx[-1] + 1]
-    return np.take(a, idx, axis=1)
-
-
-def build_linear_design(
-    parsed: LinearFormula, data: pd.DataFrame, mechanism: AlphaIdentity, owner: str
-) -> LinearDesign:
-    """Materialise the released design of a parsed OLS / IV formula.
-
-    Raises
-    ------
-    MechanismMismatchError
-        The dependent variable uses a private column.
-    DataMismatchError, MissingValueError, NonSeparableTermError
-        Columns missing, NaN in public columns, or a term mixing private and public.
-    """
-    mechanism.check_data(data, owner)
-    private = set(mechanism.private_columns)
-    try:
-        dep_mm = formulaic.model_matrix("0 + " + parsed.dependent, data, na_action="ignore")
-    except Exception as err:
-        raise DataMismatchError(
-            f"{owner}: cannot evaluate the dependent variable {parsed.dependent!r}: {err}"
-        ) from err
-    dep_vars = {str(v) for v in dep_mm.model_spec.variables} & {str(c) for c in data.columns}
-    if dep_vars & private:
-        raise MechanismMismatchError(
-            f"{owner}: the dependent variable {parsed.dependent!r} uses the private column(s) "
-            f"{sorted(dep_vars & private)!r}. PrivateGMM's linear and logit front-ends need a "
-            "public dependent variable (V in seed 003): Q_X^{-1} is applied to functions of the "
-            "private covariates only. Write the moments yourself with PrivateGMM(moments, ...) "
-            "if the outcome itself was privatised."
+    def _one_step_weight(
+        self, Szz: FloatArray, o: FitOptions
+    ) -> tuple[FloatArray, tuple[GramRepair, ...], tuple[str, ...]]:
+        if o.initial_weight is not None:
+            return o.initial_weight, (), ()
+        if np.linalg.eigvalsh(0.5 * (Szz + Szz.T)).min() > 0.0:
+            return np.linalg.inv(Szz), (), ()
+        # only an indefinite Gram is repaired: the weight must be positive definite
+        fixed, info = repair_gram(Szz, "instrument Gram (one-step weight)")
+        if info is None:
+            return np.linalg.inv(fixed), (), ()
+        zn = [self.design.names[j] for j in self.design.z_idx]
+        msg = (
+            f"The deconvolved Gram matrix of {zn!r} is indefinite (smallest eigenvalue "
+            f"{info.min_eigenvalue:.3g}); its eigenvalues were floored for the one-step "
+            "weight only."
         )
-    check_public_columns(data, sorted(dep_vars), mechanism, {}, owner)
-    if dep_mm.shape[1] != 1:
-        raise DataMismatchError(
-            f"{owner}: the dependent variable {parsed.dependent!r} must be one numeric column."
+        warnings.warn(msg, IndefiniteGramWarning, stacklevel=5)
+        return np.linalg.inv(fixed), (info,), (msg,)
+
+    def _coef(self, theta: FloatArray) -> FloatArray:
+        w = np.zeros(len(self.design.names))
+        w[0] = 1.0
+        w[self.design.x_idx] -= theta
+        return w
+
+    def _phi(
+        self, m: _Moments, theta: FloatArray, o: FitOptions, bread: FloatArray | None = None
+    ) -> tuple[FloatArray, FloatArray | None]:
+        """Moment covariance at ``theta`` (and influence ``rows @ bread'``), one chunked pass."""
+        d = self.design
+        z, x = d.z_idx, d.x_idx
+        w = self._coef(theta)
+        if o.cov_type == "nonrobust" and bread is None:
+            return float(w @ m.S @ w) * m.S[np.ix_(z, z)], None
+        gbar = m.S[z, 0] - m.S[np.ix_(z, x)] @ theta
+        mu = gbar if o.center else np.zeros(z.size)
+        acc = OuterAccumulator(z.size, o.codes, small_g=o.small_g)
+        infl = None if bread is None else np.empty((d.n_obs, bread.shape[0]))
+        bread_t = None if bread is None else np.ascontiguousarray(bread.T)
+        for rows in d.chunks():
+            r = d.moment_rows(w, z, m.table, m.alpha, rows)
+            if infl is not None:
+                np.dot(r, bread_t, out=infl[rows])
+            if o.center:
+                r -= mu
+            acc.add(r, rows)
+        Phi = acc.result(d.n_obs)
+        if o.cov_type == "nonrobust":
+            Phi = float(w @ m.S @ w) * m.S[np.ix_(z, z)]
+        return Phi, infl
+
+    def _estimate(self, m: _Moments, o: FitOptions) -> _Estimate:
+        d = self.design
+        z, x = d.z_idx, d.x_idx
+        zn = [d.names[j] for j in z]
+        Szz, Szx, Szy = m.S[np.ix_(z, z)], m.S[np.ix_(z, x)], m.S[z, 0]
+        what = "instruments" if self.kind == "iv" else "regressors"
+        check_nonsingular(Szz, zn, f"Gram matrix of the {what}", o.owner)
+        A, repairs, notes = self._one_step_weight(Szz, o)
+
+        def solve(W: FloatArray) -> FloatArray:
+            return np.linalg.solve(Szx.T @ W @ Szx, Szx.T @ W @ Szy)
+
+        check_nonsingular(Szx.T @ A @ Szx, list(self.param_names), "moment Jacobian D'AD", o.owner)
+        theta = solve(A)
+        n_steps = 1
+        if o.weighting != "one-step" and z.size != x.size:
+            for _ in range(1 if o.weighting == "two-step" else o.max_iter):
+                A = inv_cov(self._phi(m, theta, o)[0], zn, o.owner)
+                new = solve(A)
+                n_steps += 1
+                done = np.max(np.abs(new - theta)) <= o.tol * (1 + np.max(np.abs(theta)))
+                theta = new
+                if done:
+                    break
+        return _Estimate(theta, A, n_steps, repairs, notes)
+
+    def _reference_error(self, m: _Moments, A: FloatArray) -> dict[str, float]:
+        if m.ref is None or m.exact:
+            return {}
+        d = self.design
+        z, x = d.z_idx, d.x_idx
+
+        def theta_at(j: int) -> Callable[[FloatArray, FloatArray], float]:
+            def f(mean: FloatArray, outer: FloatArray) -> float:
+                Sr = d.private_second_moments(m.raw, m.pub_mean, mean, outer, m.alpha)
+                Szx = Sr[np.ix_(z, x)]
+                return float(np.linalg.solve(Szx.T @ A @ Szx, Szx.T @ A @ Sr[z, 0])[j])
+
+            return f
+
+        return {name: m.ref.error(theta_at(j)) for j, name in enumerate(self.param_names)}
+
+    def _rsquared(self, m: _Moments, theta: FloatArray) -> float:
+        w = self._coef(theta)
+        ssr = float(w @ m.S @ w)
+        tss = m.S[0, 0] - (m.pub_mean[0] ** 2 if self.intercept else 0.0)
+        return 1.0 - ssr / tss
+
+    def _facts(self, o: FitOptions, exactly: bool) -> list[tuple[str, str]]:
+        weighting = o.weighting
+        if self.kind == "iv" and o.weighting == "one-step" and o.initial_weight is None:
+            weighting = "2SLS (one-step)"
+        if self.kind == "ols":
+            weighting = "OLS (exactly identified)"
+        elif exactly:
+            weighting = "IV (exactly identified)"
+        return [
+            ("Model:", self.kind.upper()),
+            ("Weighting:", weighting),
+            ("Covariance:", o.label),
+            ("Moments / params:", f"{self.k_moms} / {self.k_params}"),
+        ]
+
+    # -- fit -----------------------------------------------------------------------------
+    def fit(self, options: FitOptions, rng: np.random.Generator) -> GMMFit:
+        """Closed-form private OLS / IV / GMM with sandwich covariance and diagnostics."""
+        o = options
+        d = self.design
+        m = self._moments(rng)
+        est = self._estimate(m, o)
+        theta, A = est.theta, est.A
+        D = -m.S[np.ix_(d.z_idx, d.x_idx)]
+        bread = -np.linalg.solve(D.T @ A @ D, D.T @ A)
+        Phi, infl = self._phi(m, theta, o, bread=bread)
+        assert infl is not None
+        cov, _ = sandwich(D, A, Phi, d.n_obs)
+        gbar = m.S[d.z_idx, 0] - m.S[np.ix_(d.z_idx, d.x_idx)] @ theta
+        efficient = o.weighting != "one-step"
+        tests: dict[str, Any] = {
+            "j_test": j_statistic(gbar, A, d.n_obs, self.k_params, efficient=efficient)
+        }
+        weak = None
+        if self.kind == "iv":
+            weak = weak_iv_stats(d, m.S, m.table, m.alpha, o.codes, o.small_g)
+            tests.update(weak.first_stage())
+        return GMMFit(
+            params=theta,
+            cov=cov,
+            influence=infl,
+            tests=tests,
+            facts=tuple(self._facts(o, d.z_idx.size == d.x_idx.size)),
+            repairs=est.repairs,
+            notes=est.notes,
+            reference_error=self._reference_error(m, A),
+            reference_points=0 if m.ref is None else m.ref.n_points,
+            reference_exact=m.exact,
+            n_steps=est.n_steps,
+            rsquared=self._rsquared(m, theta),
+            weak_iv=weak,
         )
-    y = np.asarray(dep_mm, dtype=float)[:, 0]
-    rhs_vars = {str(v) for v in formulaic.Formula(parsed.rhs).required_variables}
-    public_used = sorted((rhs_vars & {str(c) for c in data.columns}) - private)
-    check_public_columns(data, public_used, mechanism, {}, owner)
-    # the cast copies the frame: only needed when a private column is categorical
-    released = (
-        cast_private_categoricals(data, mechanism)
-        if mechanism.reference.categorical_levels()
-        else data
-    )
-    spec = build_covariate_spec(parsed.rhs, released, mechanism, owner)
-    check_public_columns(data, list(spec.public_variables), mechanism, {}, owner)
-    U_priv = spec.private_design(released)
-    U_pub = spec.public_design(released)
-    if U_priv.shape[0] != len(data) or U_pub.shape[0] != len(data):
-        raise DataMismatchError(f"{owner}: formulaic dropped rows; check for missing values.")
-    n = len(data)
-    lead = ["Intercept"] if parsed.intercept else []
-    public = np.column_stack([y, *([np.ones(n)] if parsed.intercept else []), U_pub])
-    names = (parsed.dependent, *lead, *spec.public_names, *spec.private_names)
-    column_term = _column_terms(spec)
 
-    def cols(terms: tuple[str, ...]) -> list[int]:
-        out: list[int] = []
-        for term in terms:
-            hits = [j for j, nm in enumerate(names) if column_term.get(nm) == term]
-            out += hits
-        return out
+    def weak_iv(self, options: FitOptions, rng: np.random.Generator) -> WeakIVStats:
+        """Anderson-Rubin / first-stage aggregates without the (possibly undefined) estimate."""
+        m = self._moments(rng)
+        return weak_iv_stats(self.design, m.S, m.table, m.alpha, options.codes, options.small_g)
 
-    first = [1] if parsed.intercept else []
-    exog = first + cols(parsed.exog)
-    endog = cols(parsed.endog)
-    instr = cols(parsed.instruments)
-    x_idx = np.array(exog + endog, dtype=np.int64)
-    z_idx = np.array(exog + instr, dtype=np.int64)
-    if x_idx.size == 0:
-        raise DataMismatchError(f"{owner}: {parsed.formula!r} has no regressor.")
-    return LinearDesign(
-        names=names,
-        public=np.ascontiguousarray(public),
-        private=U_priv,
-        x_idx=x_idx,
-        z_idx=z_idx,
-        endog_idx=np.array(endog, dtype=np.int64),
-        instr_idx=np.array(instr, dtype=np.int64),
-        spec=spec,
-    )
+    # -- prediction ----------------------------------------------------------------------
+    def regressors(self, data: Any = None) -> FloatArray:
+        """Regressor matrix of the released rows (``data=None``) or of a new frame."""
+        d = self.design
+        if data is None:
+            full = np.hstack([d.public, d.private])
+            return full[:, d.x_idx]
+        return new_regressors(d, self.intercept, self.mechanism, data)
 
-
-def _column_terms(spec: CovariateSpec) -> dict[str, str]:
-    """Map every design column to the formulaic term that made it."""
-    out: dict[str, str] = {}
-    for sub in (spec.private_spec, spec.public_spec):
-        if sub is None:
-            continue
-        for term, sl in sub.term_slices.items():
-            for name in sub.column_names[sl]:
-                out[name] = str(term)
-    return out
-
-
-def reference_moments(
-    design: LinearDesign, mechanism: AlphaIdentity, reference_size: int, random_state: Any
-) -> tuple[ReferenceMoments, bool]:
-    """Reference moments of the private design columns (exact when the support is small)."""
-    draw = mechanism.reference.draw_for_moments(reference_size, random_state=random_state)
-    frame = cast_private_categoricals(draw.frame, mechanism)
-    U_ref = design.spec.private_design(frame)
-    return ReferenceMoments.from_features(U_ref, draw.weights, draw.replicate), draw.exact
+    def outcome(self) -> FloatArray:
+        """Released (public) dependent variable."""
+        return self.design.public[:, 0]

@@ -1,8 +1,8 @@
-r"""PrivateGMM: the locally private generalised method of moments (seed 003, Proposition 2).
+r"""PrivateGMM: the locally private generalised method of moments.
 
-Moments :math:`\phi_\theta(v, x)` are written for the true data; their private version
-:math:`\bar\phi_\theta = Q_X^{-1}\phi_\theta` has the same expectation under the
-released-data law (DESIGN.md §4), so
+Kormos and van der Vaart (2026), Proposition 2. Moments :math:`\phi_\theta(v, x)` are
+written for the true data; their private version :math:`\bar\phi_\theta = Q_X^{-1}\phi_\theta`
+has the same expectation under the released-data law, so
 
 .. math::
 
@@ -15,14 +15,21 @@ is consistent, and :math:`\sqrt n(\check\theta - \theta_0) \to N(0, \bar\Sigma)`
 differentiation) and :math:`\bar\Phi = \frac1n\sum_i\bar\phi_i\bar\phi_i'`. Efficient
 two-step weighting uses :math:`A = \hat{\bar\Phi}^{-1}` and gives Hansen's J-test.
 
-Three engines compute :math:`\bar\phi`:
+:class:`PrivateGMM` is a façade over three engines, one module each, all with
+``fit(options, rng) -> GMMFit``:
 
-* linear moments (:meth:`PrivateGMM.ols`, :meth:`PrivateGMM.iv`): separable closed
-  forms through private Gram and cross-moment matrices, O(n K^2 + M K^2);
-* the logistic score (:meth:`PrivateGMM.logit`): Newton steps with the exact
-  deconvolved Jacobian, reference expectations through the single index, O(n K^2 + T M K^2);
-* any user moment function (:class:`PrivateGMM` itself): reference expectations by brute
-  force over the distinct public rows, O(T M) function evaluations.
+* linear moments (:meth:`PrivateGMM.ols`, :meth:`PrivateGMM.iv`,
+  :mod:`~privinfer.models._gmm_linear`): closed forms through private Gram and
+  cross-moment matrices, O(n K^2 + M K^2); IV fits add the private first stage and the
+  weak-instrument-robust Anderson-Rubin test (:mod:`~privinfer.models._weakiv`);
+* the logistic score (:meth:`PrivateGMM.logit`, :mod:`~privinfer.models._gmm_logit`):
+  Newton steps with the exact deconvolved Jacobian, O(n K^2 + T M K^2), and average
+  marginal effects;
+* any user moment function (:class:`PrivateGMM` itself,
+  :mod:`~privinfer.models._gmm_generic`): reference expectations by brute force over
+  the distinct public rows, O(T M) function evaluations.
+
+Covariances, clusters and the sandwich come from :mod:`privinfer.covariance`.
 """
 
 from __future__ import annotations
@@ -33,41 +40,44 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy.stats import chi2
 
 from privinfer._typing import FloatArray, RandomStateLike
 from privinfer._validation import check_in_interval, check_int, check_random_state
+from privinfer.covariance import cluster_codes
 from privinfer.exceptions import (
+    ClusterError,
     DataMismatchError,
-    IndefiniteGramWarning,
-    MechanismMismatchError,
-    PrivinferWarning,
+    NonRobustCovarianceWarning,
+    NotAvailableError,
     SingularDesignError,
 )
-from privinfer.formula import cast_private_categoricals
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
-from privinfer.models._gmm_common import (
-    check_nonsingular,
-    cluster_codes,
-    j_statistic,
-    moment_covariance,
-    sandwich,
+from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit, check_inputs
+from privinfer.models._gmm_design import build_linear_design, parse_linear_formula
+from privinfer.models._gmm_generic import build_generic_engine, check_start
+from privinfer.models._gmm_linear import LinearEngine
+from privinfer.models._gmm_logit import LogitEngine, MarginalEffects
+from privinfer.models._gmm_results import (
+    PrivateGMMResults,
+    first_stage_min,
+    se_note,
+    weak_iv_lines,
 )
-from privinfer.models._gmm_generic import GenericMoments
-from privinfer.models._gmm_linear import (
-    LinearDesign,
-    build_linear_design,
-    parse_linear_formula,
-    reference_moments,
-)
-from privinfer.nuisance.logit import fit_private_logit, private_logit_scores
-from privinfer.nuisance.series import GramRepair, repair_gram
-from privinfer.results import Diagnostics, PrivateResults, ResultsRecord, TestResult
+from privinfer.models._weakiv import ConfidenceSet, WeakIVStats
+from privinfer.results import Diagnostics, ResultsRecord
 
-__all__ = ["CovType", "PrivateGMM", "Weighting"]
+__all__ = [
+    "ConfidenceSet",
+    "CovType",
+    "MarginalEffects",
+    "PrivateGMM",
+    "PrivateGMMResults",
+    "WeakIVStats",
+    "Weighting",
+]
 
 Weighting = Literal["one-step", "two-step", "iterated"]
-CovType = Literal["robust", "clustered"]
+CovType = Literal["robust", "clustered", "nonrobust"]
 MomentFunction = Callable[[FloatArray, pd.DataFrame], Any]
 
 _OWNER = "PrivateGMM"
@@ -82,7 +92,9 @@ class PrivateGMM:
     :class:`~privinfer.results.PrivateResults` with a sandwich covariance and the J-test.
 
     Use the constructor for a moment function of your own, the classmethods
-    :meth:`ols`, :meth:`iv` and :meth:`logit` for formula models. The generic route
+    :meth:`ols`, :meth:`iv` and :meth:`logit` for formula models; each builds one engine
+    (linear, logit or generic) and goes through this constructor, so every route carries
+    the same attributes. The generic route
     evaluates :math:`E_{\bar Q}\phi_\theta(v_i, X)` over a reference sample of
     ``reference_size`` points once per *distinct* public row: O(T M) calls-worth of rows,
     O(n M) when a public column is continuous. The formula front-ends are separable and
@@ -90,7 +102,7 @@ class PrivateGMM:
 
     Parameters
     ----------
-    moments : callable
+    moments : callable or GMMEngine
         ``moments(params, frame) -> ndarray of shape (len(frame), k_moms)``, vectorised
         over rows and written for the *true* data. It is also called on frames that pair
         public rows with reference draws of the private columns, so it must use the
@@ -133,7 +145,7 @@ class PrivateGMM:
 
     Notes
     -----
-    Seed 003, Proposition 2: with
+    Kormos and van der Vaart (2026), Proposition 2: with
     :math:`\bar\phi_\theta(v, z) =
     (\phi_\theta(v, z) - (1-\alpha)E_{\bar Q}\phi_\theta(v, X))/\alpha`,
 
@@ -150,7 +162,8 @@ class PrivateGMM:
 
     References
     ----------
-    Seed 003 (``../shared/seeds/003_94639a349968700b.txt``), sec. 6 and App. D.1.
+    Kormos, M. and van der Vaart, A. (2026). Private rate-double-robust inference.
+    arXiv:2606.20427, sec. 6 and App. D.1.
     Hansen, L. P. (1982). Large sample properties of generalized method of moments
     estimators. Econometrica 50(4).
 
@@ -172,7 +185,7 @@ class PrivateGMM:
 
     def __init__(
         self,
-        moments: MomentFunction,
+        moments: MomentFunction | GMMEngine,
         data: pd.DataFrame,
         mechanism: AlphaIdentity | None,
         k_params: int,
@@ -183,42 +196,32 @@ class PrivateGMM:
         columns: Sequence[str] | None = None,
         reference_size: int = 512,
     ) -> None:
-        if not callable(moments):
-            raise DataMismatchError(
-                f"{_OWNER}: moments must be callable; got {type(moments).__name__}."
+        engine = (
+            moments
+            if isinstance(moments, GMMEngine)
+            else build_generic_engine(
+                moments,
+                data,
+                mechanism,
+                k_params,
+                param_names,
+                start_params,
+                jacobian,
+                columns,
+                reference_size,
             )
-        if jacobian is not None and not callable(jacobian):
-            raise DataMismatchError(f"{_OWNER}: jacobian must be callable or None.")
-        mechanism = _check_inputs(data, mechanism, _OWNER)
-        self.k_params = check_int(k_params, "k_params", _OWNER, 1)
-        self.reference_size = check_int(reference_size, "reference_size", _OWNER, 2)
-        cols = list(data.columns) if columns is None else list(columns)
-        missing = [c for c in cols if c not in data.columns]
-        if missing:
-            raise DataMismatchError(f"{_OWNER}: columns {missing!r} are not in the data.")
-        mechanism.check_data(data, _OWNER)
-        self.mechanism = mechanism
-        self.kind = "generic"
-        self.dep_variable = "moments"
-        self._moments = moments
-        self._jacobian = jacobian
-        self._frame = cast_private_categoricals(data[cols], mechanism)
-        self.start_params = self._check_start(start_params)
-        self.param_names = self._check_names(param_names)
-        out = np.asarray(moments(self.start_params, self._frame), dtype=float)
-        if out.ndim != 2 or out.shape[0] != len(data):
-            raise DataMismatchError(
-                f"{_OWNER}: moments(params, frame) must return an array of shape "
-                f"(len(frame), k_moms) = ({len(data)}, k_moms); got {out.shape}."
-            )
-        self.k_moms = int(out.shape[1])
-        if self.k_moms < self.k_params:
-            raise SingularDesignError(
-                f"{_OWNER}: the model is under-identified: {self.k_moms} moment condition(s) for "
-                f"{self.k_params} parameter(s). Add moment conditions (instruments)."
-            )
-        self._design: LinearDesign | None = None
-        self.formula: str | None = None
+        )
+        self._engine = engine
+        self.mechanism = engine.mechanism
+        self.kind = engine.kind
+        self.formula = engine.formula
+        self.dep_variable = engine.dep_variable
+        self.param_names = list(engine.param_names)
+        self.k_params = engine.k_params
+        self.k_moms = engine.k_moms
+        self.reference_size = engine.reference_size
+        self.start_params = getattr(engine, "start_params", None)
+        self._design = getattr(engine, "design", None)
 
     # -- constructors ------------------------------------------------------------------
     @classmethod
@@ -272,9 +275,7 @@ class PrivateGMM:
         >>> list(res.params.index)
         ['Intercept', 'x', 'w']
         """
-        return cls._linear(
-            formula, data, mechanism, reference_size, iv=False, owner="PrivateGMM.ols"
-        )
+        return cls._linear(formula, data, mechanism, reference_size, iv=False)
 
     @classmethod
     def iv(
@@ -290,7 +291,9 @@ class PrivateGMM:
         Endogenous regressors, exogenous regressors and excluded instruments may each be
         private or public. One-step weighting is 2SLS, :math:`A = S_{zz}^{-1}`; two-step
         and iterated weighting use :math:`A = \hat{\bar\Phi}^{-1}`. The fit also reports
-        the first-stage strength of every endogenous regressor, estimated privately.
+        the first-stage strength of every endogenous regressor, estimated privately, and the
+        weak-instrument-robust Anderson-Rubin test and confidence set
+        (``res.ar_test``, ``res.ar_conf_int``).
 
         Parameters
         ----------
@@ -332,7 +335,7 @@ class PrivateGMM:
         >>> res.j_test.df
         1
         """
-        return cls._linear(formula, data, mechanism, reference_size, iv=True, owner="PrivateGMM.iv")
+        return cls._linear(formula, data, mechanism, reference_size, iv=True)
 
     @classmethod
     def logit(
@@ -349,7 +352,9 @@ class PrivateGMM:
         solved by Newton steps with the exact deconvolved Jacobian
         (:func:`privinfer.nuisance.logit.fit_private_logit`); reference expectations go
         through the single index, O(n K^2 + T M K^2). At ``alpha = 1`` this is the
-        maximum-likelihood estimator. Parameters are ordered intercept, public, private.
+        maximum-likelihood estimator. Parameters come out in formula order, named as in
+        :meth:`ols`. The default covariance is the robust sandwich (HC0 at ``alpha = 1``);
+        ``fit(cov_type="nonrobust")`` gives the inverse information, statsmodels' default.
 
         Parameters
         ----------
@@ -390,20 +395,17 @@ class PrivateGMM:
         parsed = parse_linear_formula(formula, owner, iv=False)
         if not parsed.intercept:
             raise DataMismatchError(f"{owner}: {formula!r} must keep the intercept.")
-        mechanism = _check_inputs(data, mechanism, owner)
-        design = build_linear_design(parsed, data, mechanism, owner)
+        mech = check_inputs(data, mechanism, owner)
+        size = check_int(reference_size, "reference_size", owner, 2)
+        design = build_linear_design(parsed, data, mech, owner)
         y = design.public[:, 0]
         if not np.all((y == 0) | (y == 1)):
             raise DataMismatchError(
                 f"{owner}: the outcome {parsed.dependent!r} must be coded 0/1; got values "
                 f"{sorted(np.unique(y))[:5]!r}."
             )
-        obj = cls._blank(mechanism, reference_size, owner, "logit", parsed.dependent, formula)
-        obj._design = design
-        names = ["Intercept", *design.spec.public_names, *design.spec.private_names]
-        obj.param_names = names
-        obj.k_params = obj.k_moms = len(names)
-        return obj
+        engine = LogitEngine(design, mech, formula, parsed.dependent, size)
+        return cls(engine, data, mech, engine.k_params)
 
     @classmethod
     def _linear(
@@ -414,61 +416,15 @@ class PrivateGMM:
         reference_size: int,
         *,
         iv: bool,
-        owner: str,
     ) -> PrivateGMM:
+        owner = "PrivateGMM.iv" if iv else "PrivateGMM.ols"
         parsed = parse_linear_formula(formula, owner, iv=iv)
-        mechanism = _check_inputs(data, mechanism, owner)
-        design = build_linear_design(parsed, data, mechanism, owner)
-        obj = cls._blank(
-            mechanism, reference_size, owner, "iv" if iv else "ols", parsed.dependent, formula
-        )
-        obj._design = design
-        obj.param_names = [design.names[j] for j in design.x_idx]
-        obj.k_params = int(design.x_idx.size)
-        obj.k_moms = int(design.z_idx.size)
-        return obj
-
-    @classmethod
-    def _blank(
-        cls,
-        mechanism: AlphaIdentity,
-        reference_size: int,
-        owner: str,
-        kind: str,
-        dep: str,
-        formula: str,
-    ) -> PrivateGMM:
-        obj = cls.__new__(cls)
-        obj.mechanism = mechanism
-        obj.reference_size = check_int(reference_size, "reference_size", owner, 2)
-        obj.kind = kind
-        obj.dep_variable = dep
-        obj.formula = formula
-        obj.start_params = None
-        obj._moments = None
-        obj._jacobian = None
-        return obj
-
-    # -- validation helpers --------------------------------------------------------------
-    def _check_start(self, start: Any) -> FloatArray:
-        if start is None:
-            return np.zeros(self.k_params)
-        arr = np.asarray(start, dtype=float).ravel()
-        if arr.size != self.k_params or not np.all(np.isfinite(arr)):
-            raise DataMismatchError(
-                f"{_OWNER}: start_params must hold {self.k_params} finite values; got {start!r}."
-            )
-        return arr
-
-    def _check_names(self, names: Sequence[str] | None) -> list[str]:
-        if names is None:
-            return [f"theta_{j}" for j in range(self.k_params)]
-        out = [str(s) for s in names]
-        if len(out) != self.k_params or len(set(out)) != len(out):
-            raise DataMismatchError(
-                f"{_OWNER}: param_names must be {self.k_params} distinct labels; got {names!r}."
-            )
-        return out
+        mech = check_inputs(data, mechanism, owner)
+        size = check_int(reference_size, "reference_size", owner, 2)
+        design = build_linear_design(parsed, data, mech, owner)
+        kind = "iv" if iv else "ols"
+        engine = LinearEngine(design, mech, kind, formula, parsed.dependent, size, parsed.intercept)
+        return cls(engine, data, mech, engine.k_params)
 
     # -- fit ---------------------------------------------------------------------------
     def fit(
@@ -477,14 +433,15 @@ class PrivateGMM:
         weighting: Weighting = "two-step",
         cov_type: CovType = "robust",
         clusters: Any = None,
+        small_g: bool = False,
         center: bool = False,
         initial_weight: Any = None,
         start_params: Any = None,
         max_iter: int = 100,
         tol: float = 1e-10,
         random_state: RandomStateLike = None,
-    ) -> PrivateResults:
-        r"""Estimate; returns a :class:`~privinfer.results.PrivateResults` (the model is unchanged).
+    ) -> PrivateGMMResults:
+        r"""Estimate; returns a :class:`PrivateGMMResults` (the model is unchanged).
 
         Parameters
         ----------
@@ -493,11 +450,20 @@ class PrivateGMM:
             i.e. 2SLS, and the identity otherwise); two-step re-weights once by
             :math:`\hat{\bar\Phi}^{-1}` at the one-step estimate; iterated repeats until the
             estimate settles. Irrelevant for exactly identified models.
-        cov_type : {"robust", "clustered"}, default="robust"
-            Heteroskedasticity-robust or one-way cluster-robust :math:`\bar\Phi`, used
-            for both the efficient weight and the covariance.
-        clusters : array-like of shape (n,), optional
-            Public cluster labels; required with ``cov_type="clustered"``.
+        cov_type : {"robust", "clustered", "nonrobust"}, default="robust"
+            Heteroskedasticity-robust (HC0 at ``alpha = 1``), one- or two-way
+            cluster-robust :math:`\bar\Phi`, used for both the efficient weight and the
+            covariance; or, for the formula routes, the classical non-robust covariance
+            (statsmodels' default), valid at ``alpha = 1`` only: it ignores the variance
+            the privacy noise adds (:class:`~privinfer.exceptions.NonRobustCovarianceWarning`
+            below one). The summary states the type used.
+        clusters : array-like of shape (n,) or (n, 2), optional
+            Public cluster labels, one column per clustering dimension; required with
+            ``cov_type="clustered"``. They are recorded in the results, so the multiplier
+            bootstrap draws one multiplier per cluster.
+        small_g : bool, default=False
+            Multiply the clustered :math:`\bar\Phi` by :math:`G/(G-1)` (per dimension),
+            the usual correction for a small number of clusters.
         center : bool, default=False
             Centre the moment rows before forming :math:`\bar\Phi`.
         initial_weight : array-like of shape (k_moms, k_moms), optional
@@ -514,39 +480,123 @@ class PrivateGMM:
 
         Returns
         -------
-        PrivateResults
-            ``params``, ``cov`` (sandwich), ``j_test``, ``first_stage`` (IV), ``summary()``.
+        PrivateGMMResults
+            ``params``, ``cov`` (sandwich), ``j_test``, ``first_stage`` and ``ar_conf_int``
+            (IV), ``rsquared`` and ``predict`` (linear), ``get_margeff`` (logit),
+            ``summary()``.
 
         Raises
         ------
         SingularDesignError
             A private Gram matrix or :math:`D'AD` is singular (the message names columns).
+        ClusterError
+            Bad ``clusters`` (shape, missing labels, fewer than 2 clusters).
         DataMismatchError
-            Bad ``clusters``, ``initial_weight`` or options.
+            Bad ``initial_weight`` or options.
         """
+        opts = self._options(
+            weighting, cov_type, clusters, small_g, center, initial_weight, start_params,
+            max_iter, tol,
+        )  # fmt: skip
+        rng = check_random_state(random_state)
+        return self._results(self._engine.fit(opts, rng), opts)
+
+    def anderson_rubin(
+        self,
+        *,
+        cov_type: Literal["robust", "clustered"] = "robust",
+        clusters: Any = None,
+        small_g: bool = False,
+        random_state: RandomStateLike = None,
+    ) -> WeakIVStats:
+        r"""Private Anderson-Rubin inference without the Wald estimate (IV models).
+
+        The AR test and its confidence set need only the private second moments, not the
+        IV estimate, which may not exist when the private first stage is (nearly) zero:
+        this works when :meth:`fit` raises :class:`~privinfer.exceptions.SingularDesignError`.
+        With the same ``random_state`` it equals ``fit(...).weak_iv``.
+
+        Parameters
+        ----------
+        cov_type : {"robust", "clustered"}, default="robust"
+        clusters : array-like of shape (n,) or (n, 2), optional
+        small_g : bool, default=False
+        random_state : int, SeedSequence, Generator or None, default=None
+            Seeds the reference (Sobol) sample.
+
+        Returns
+        -------
+        WeakIVStats
+            ``ar_test(beta0)``, ``conf_set(level)``, ``first_stage()``.
+
+        Raises
+        ------
+        NotAvailableError
+            Not an IV model.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, privinfer as pi
+        >>> rng = np.random.default_rng(0)
+        >>> z = rng.uniform(0, 1, 2000); u = rng.normal(size=2000)
+        >>> x = 0.05 * z + u + rng.normal(size=2000)  # a nearly irrelevant instrument
+        >>> raw = pd.DataFrame({"z": z, "x": x, "y": 1 + x + u})
+        >>> mech = pi.AlphaIdentity(0.5, {"z": pi.reference.Uniform(0, 1)})
+        >>> released = mech.privatize(raw, public=["x", "y"], random_state=1)
+        >>> model = pi.PrivateGMM.iv("y ~ 1 + [x ~ z]", released, mechanism=mech)
+        >>> model.anderson_rubin(random_state=0).conf_set(0.95).bounded
+        False
+        """
+        if self.kind != "iv":
+            raise NotAvailableError(
+                f"{_OWNER}.anderson_rubin is defined for PrivateGMM.iv models; this is a "
+                f"{self.kind!r} model."
+            )
+        if cov_type not in ("robust", "clustered"):
+            raise ValueError(
+                f"The 'cov_type' parameter of {_OWNER}.anderson_rubin must be 'robust' or "
+                f"'clustered'. Got {cov_type!r} instead."
+            )
+        opts = self._options("one-step", cov_type, clusters, small_g, False, None, None, 1, 0.5)
+        engine = self._engine
+        assert isinstance(engine, LinearEngine)
+        return engine.weak_iv(opts, check_random_state(random_state))
+
+    def _options(
+        self,
+        weighting: str,
+        cov_type: str,
+        clusters: Any,
+        small_g: bool,
+        center: bool,
+        initial_weight: Any,
+        start_params: Any,
+        max_iter: int,
+        tol: float,
+    ) -> FitOptions:
         owner = f"{_OWNER}.fit"
         if weighting not in ("one-step", "two-step", "iterated"):
             raise ValueError(
                 f"The 'weighting' parameter of {owner} must be 'one-step', 'two-step' or "
                 f"'iterated'. Got {weighting!r} instead."
             )
-        if cov_type not in ("robust", "clustered"):
+        if cov_type not in ("robust", "clustered", "nonrobust"):
             raise ValueError(
-                f"The 'cov_type' parameter of {owner} must be 'robust' or 'clustered'. "
-                f"Got {cov_type!r} instead."
+                f"The 'cov_type' parameter of {owner} must be 'robust', 'clustered' or "
+                f"'nonrobust'. Got {cov_type!r} instead."
             )
-        if not isinstance(center, bool):
-            raise ValueError(f"The 'center' parameter of {owner} must be a bool. Got {center!r}.")
-        max_iter = check_int(max_iter, "max_iter", owner, 1)
-        tol = check_in_interval(tol, "tol", owner, 0.0, 1.0, low_open=True)
-        n = self._n_obs()
+        for name, flag in (("center", center), ("small_g", small_g)):
+            if not isinstance(flag, bool):
+                raise ValueError(f"The {name!r} parameter of {owner} must be a bool. Got {flag!r}.")
+        if cov_type == "nonrobust":
+            self._check_nonrobust(owner)
         codes = None
         if cov_type == "clustered":
             if clusters is None:
-                raise DataMismatchError(f"{owner}: cov_type='clustered' needs clusters.")
-            codes = cluster_codes(clusters, n, owner)
+                raise ClusterError(f"{owner}: cov_type='clustered' needs clusters.")
+            codes = cluster_codes(clusters, self._engine.n_obs, owner)
         elif clusters is not None:
-            raise DataMismatchError(f"{owner}: clusters given but cov_type={cov_type!r}.")
+            raise ClusterError(f"{owner}: clusters given but cov_type={cov_type!r}.")
         if initial_weight is not None:
             initial_weight = np.asarray(initial_weight, dtype=float)
             if initial_weight.shape != (self.k_moms, self.k_moms):
@@ -554,399 +604,72 @@ class PrivateGMM:
                     f"{owner}: initial_weight must be a {self.k_moms} x {self.k_moms} matrix; got "
                     f"shape {initial_weight.shape}."
                 )
-        opts = _Options(weighting, codes, center, initial_weight, max_iter, tol, owner)
-        rng = check_random_state(random_state)
-        if self.kind in ("ols", "iv"):
-            return self._fit_linear(opts, rng)
-        if self.kind == "logit":
-            return self._fit_logit(opts, rng)
-        start = self.start_params if start_params is None else self._check_start(start_params)
-        return self._fit_generic(opts, rng, start)
-
-    def _n_obs(self) -> int:
-        if self._design is not None:
-            return self._design.n_obs
-        return len(self._frame)
-
-    # -- linear engine -----------------------------------------------------------------
-    def _fit_linear(self, o: _Options, rng: np.random.Generator) -> PrivateResults:
-        d = self._design
-        assert d is not None
-        alpha = self.mechanism.alpha
-        n = d.n_obs
-        raw, pub_mean = d.raw_moments()
-        kp = d.private.shape[1]
-        if alpha < 1.0 and kp:
-            ref, exact = reference_moments(d, self.mechanism, self.reference_size, rng)
-            mean, outer = ref.mean, ref.outer
-        else:
-            ref, exact = None, True
-            mean, outer = np.zeros(kp), np.zeros((kp, kp))
-        eff_alpha = alpha if kp else 1.0
-        S = d.private_second_moments(raw, pub_mean, mean, outer, eff_alpha)
-        table = d.reference_table(mean, outer)
-        x, z = d.x_idx, d.z_idx
-        xn = [d.names[j] for j in x]
-        zn = [d.names[j] for j in z]
-        repairs: list[GramRepair] = []
-        notes: list[str] = []
-        Szz = S[np.ix_(z, z)]
-        check_nonsingular(
-            Szz,
-            zn,
-            "Gram matrix of the instruments"
-            if self.kind == "iv"
-            else "Gram matrix of the regressors",
-            o.owner,
-        )
-        exactly = z.size == x.size
-        if o.initial_weight is not None:
-            A = o.initial_weight
-        else:
-            Szz_fixed, info = Szz, None
-            if np.linalg.eigvalsh(0.5 * (Szz + Szz.T)).min() <= 0.0:
-                # only an indefinite Gram is repaired: the weight must be positive definite
-                Szz_fixed, info = repair_gram(Szz, "instrument Gram (one-step weight)")
-            if info is not None:
-                repairs.append(info)
-                msg = (
-                    f"The deconvolved Gram matrix of {zn!r} is indefinite (smallest eigenvalue "
-                    f"{info.min_eigenvalue:.3g}); its eigenvalues were floored for the "
-                    "one-step weight only."
-                )
-                notes.append(msg)
-                warnings.warn(msg, IndefiniteGramWarning, stacklevel=3)
-            A = np.linalg.inv(Szz_fixed)
-        Szx = S[np.ix_(z, x)]
-        Szy = S[z, 0]
-
-        def solve(W: FloatArray, S_zx: FloatArray, S_zy: FloatArray) -> FloatArray:
-            return np.linalg.solve(S_zx.T @ W @ S_zx, S_zx.T @ W @ S_zy)
-
-        check_nonsingular(Szx.T @ A @ Szx, xn, "moment Jacobian D'AD", o.owner)
-        theta = solve(A, Szx, Szy)
-
-        def coef(th: FloatArray) -> FloatArray:
-            w = np.zeros(len(d.names))
-            w[0] = 1.0
-            w[x] -= th
-            return w
-
-        def phi_cov(th: FloatArray) -> FloatArray:
-            return _chunked_cov(d, coef(th), z, table, eff_alpha, o.codes, o.center, Szy - Szx @ th)
-
-        n_steps = 1
-        efficient = o.weighting != "one-step"
-        if efficient and not exactly:
-            for _ in range(1 if o.weighting == "two-step" else o.max_iter):
-                Phi = phi_cov(theta)
-                A = _inv_cov(Phi, zn, o.owner)
-                new = solve(A, Szx, Szy)
-                n_steps += 1
-                done = np.max(np.abs(new - theta)) <= o.tol * (1 + np.max(np.abs(theta)))
-                theta = new
-                if done:
-                    break
-        D = -Szx
-        bread = -np.linalg.solve(D.T @ A @ D, D.T @ A)
-        Phi, infl = _chunked_cov(
-            d, coef(theta), z, table, eff_alpha, o.codes, o.center, Szy - Szx @ theta, bread=bread
-        )
-        cov, _ = sandwich(D, A, Phi, n)
-        gbar = Szy - Szx @ theta
-        tests = {"j_test": j_statistic(gbar, A, n, x.size, efficient=efficient)}
-        if self.kind == "iv":
-            tests.update(self._first_stage(d, S, table, eff_alpha, o))
-        ref_err: dict[str, float] = {}
-        if ref is not None and not exact:
-            A_fix = A
-
-            def theta_at(j: int) -> Callable[[FloatArray, FloatArray], float]:
-                def f(m: FloatArray, R: FloatArray) -> float:
-                    Sr = d.private_second_moments(raw, pub_mean, m, R, eff_alpha)
-                    return float(solve(A_fix, Sr[np.ix_(z, x)], Sr[z, 0])[j])
-
-                return f
-
-            ref_err = {name: ref.error(theta_at(j)) for j, name in enumerate(xn)}
-        weighting = (
-            "2SLS (one-step)"
-            if (self.kind == "iv" and o.weighting == "one-step" and o.initial_weight is None)
-            else o.weighting
-        )
-        if self.kind == "ols":
-            weighting = "OLS (exactly identified)"
-        elif exactly:
-            weighting = "IV (exactly identified)"
-        facts = [
-            ("Model:", self.kind.upper()),
-            ("Weighting:", weighting),
-            ("Covariance:", o.label),
-            ("Moments / params:", f"{z.size} / {x.size}"),
-        ]
-        return self._results(
-            theta,
-            cov,
-            infl,
-            tests,
-            facts,
-            repairs,
-            notes,
-            ref_err,
-            0 if ref is None else ref.n_points,
-            exact,
-            n_steps,
+        start = None
+        if self.kind == "generic" and start_params is not None:
+            start = check_start(start_params, self.k_params)
+        return FitOptions(
+            weighting=weighting,
+            cov_type=cov_type,
+            codes=codes,
+            center=center,
+            small_g=small_g,
+            initial_weight=initial_weight,
+            start=start,
+            max_iter=check_int(max_iter, "max_iter", owner, 1),
+            tol=check_in_interval(tol, "tol", owner, 0.0, 1.0, low_open=True),
+            owner=owner,
         )
 
-    def _first_stage(
-        self, d: LinearDesign, S: FloatArray, table: FloatArray, alpha: float, o: _Options
-    ) -> dict[str, TestResult]:
-        r"""Private first-stage regressions of each endogenous regressor on all instruments.
-
-        The first stage is itself a linear private GMM (exactly identified): coefficients
-        :math:`\pi = S_{zz}^{-1}S_{z e}`, robust or cluster-robust covariance of the private
-        moment rows, and a Wald test that the excluded instruments' coefficients vanish,
-        reported as the partial F (Wald / q).
-        """
-        out: dict[str, TestResult] = {}
-        z = d.z_idx
-        Szz = S[np.ix_(z, z)]
-        Szz_inv = np.linalg.inv(Szz)
-        excl = np.array([list(z).index(j) for j in d.instr_idx], dtype=np.int64)
-        q = excl.size
-        for e in d.endog_idx:
-            pi_hat = Szz_inv @ S[z, e]
-            w = np.zeros(len(d.names))
-            w[e] = 1.0
-            w[z] -= pi_hat
-            Phi = _chunked_cov(d, w, z, table, alpha, o.codes, o.center, S[z, e] - Szz @ pi_hat)
-            V = Szz_inv @ Phi @ Szz_inv / d.n_obs
-            Ve = V[np.ix_(excl, excl)]
-            b = pi_hat[excl]
-            wald = float(b @ np.linalg.solve(Ve, b))
-            out[f"first_stage[{d.names[e]}]"] = TestResult(
-                f"First-stage partial F of {d.names[e]!r} (robust Wald / q)",
-                wald / q,
-                q,
-                float(chi2.sf(wald, q)),
-                "excluded instruments have no effect",
-                f"F({q}, inf)",
+    def _check_nonrobust(self, owner: str) -> None:
+        if not self._engine.supports_nonrobust():
+            raise ValueError(
+                f"{owner}: cov_type='nonrobust' is defined for the formula routes (.ols, .iv, "
+                "logit); user moment functions have no classical covariance. Use 'robust'."
             )
-        return out
-
-    # -- logit engine ------------------------------------------------------------------
-    def _fit_logit(self, o: _Options, rng: np.random.Generator) -> PrivateResults:
-        d = self._design
-        assert d is not None
-        alpha = self.mechanism.alpha
-        kp = d.private.shape[1]
-        y = d.public[:, 0]
-        pub = d.public[:, 2:]
-        if alpha < 1.0 and kp:
-            draw = self.mechanism.reference.draw_for_moments(self.reference_size, random_state=rng)
-            U_ref = d.spec.private_design(cast_private_categoricals(draw.frame, self.mechanism))
-            w_ref, exact, n_ref = draw.weights, draw.exact, len(draw.weights)
-            eff_alpha = alpha
-        else:
-            U_ref, w_ref, exact, n_ref, eff_alpha = np.zeros((1, kp)), np.ones(1), True, 0, 1.0
-        try:
-            fit = fit_private_logit(
-                y, pub, d.private, U_ref, w_ref, eff_alpha, label=o.owner, tol=min(o.tol, 1e-11)
+        if self.mechanism.alpha < 1.0:
+            warnings.warn(
+                f"{owner}: cov_type='nonrobust' ignores the variance that the privacy noise adds "
+                f"to the moment rows; at alpha={self.mechanism.alpha:g} its standard errors are "
+                "too small. Use cov_type='robust' for inference.",
+                NonRobustCovarianceWarning,
+                stacklevel=4,
             )
-        except SingularDesignError as err:
-            raise SingularDesignError(
-                f"{o.owner}: the private logistic moment equations have no root reached by "
-                "Newton's method; the outcome may be (quasi-)separated by the covariates or alpha "
-                f"too small for this design. ({err})"
-            ) from err
-        rows, jac, interp = private_logit_scores(
-            fit.coef, y, pub, d.private, U_ref, w_ref, eff_alpha
-        )
-        check_nonsingular(-jac, self.param_names, "logistic information matrix", o.owner)
-        A = np.eye(jac.shape[0])
-        Phi = moment_covariance(rows, o.codes, center=o.center)
-        cov, bread = sandwich(jac, A, Phi, d.n_obs)
-        infl = rows @ bread.T
-        tests = {"j_test": j_statistic(rows.mean(axis=0), A, d.n_obs, A.shape[0], efficient=True)}
-        notes = [f"Single-index interpolation error {interp:.2g}."] if interp > 0 else []
-        facts = [
-            ("Model:", "LOGIT"),
-            ("Newton steps:", str(fit.n_iter)),
-            ("Covariance:", o.label),
-            ("Moments / params:", f"{A.shape[0]} / {A.shape[0]}"),
-        ]
-        return self._results(fit.coef, cov, infl, tests, facts, [], notes, {}, n_ref, exact, 1)
-
-    # -- generic engine ----------------------------------------------------------------
-    def _fit_generic(
-        self, o: _Options, rng: np.random.Generator, start: FloatArray
-    ) -> PrivateResults:
-        alpha = self.mechanism.alpha
-        frame = self._frame
-        private = tuple(c for c in self.mechanism.private_columns if c in frame.columns)
-        if alpha < 1.0 and private:
-            draw = self.mechanism.reference.draw_for_moments(self.reference_size, random_state=rng)
-            ref_frame = cast_private_categoricals(draw.frame, self.mechanism)
-            ref_w, rep, exact, n_ref, eff_alpha = (
-                draw.weights,
-                draw.replicate,
-                draw.exact,
-                len(draw.weights),
-                alpha,
-            )
-        else:
-            ref_frame, ref_w, rep, exact, n_ref, eff_alpha = None, None, None, True, 0, 1.0
-        assert self._moments is not None
-        eng = GenericMoments(
-            self._moments, frame, private, eff_alpha, ref_frame, ref_w, rep, self.k_moms, o.owner
-        )
-        jac_eng = None
-        if self._jacobian is not None:
-            kk = self.k_moms * self.k_params
-            jac_fn = self._jacobian
-
-            def flat(p: FloatArray, f: pd.DataFrame) -> FloatArray:
-                arr = np.asarray(jac_fn(p, f), dtype=float)
-                if arr.shape != (len(f), self.k_moms, self.k_params):
-                    raise DataMismatchError(
-                        f"{o.owner}: jacobian(params, frame) must return shape (len(frame), "
-                        f"{self.k_moms}, {self.k_params}); got {arr.shape}."
-                    )
-                return arr.reshape(len(f), kk)
-
-            jac_eng = GenericMoments(
-                flat, frame, private, eff_alpha, ref_frame, ref_w, rep, kk, o.owner
-            )
-
-        def jacobian(th: FloatArray) -> FloatArray:
-            if jac_eng is not None:
-                return jac_eng.mean(th).reshape(self.k_moms, self.k_params)
-            D = np.empty((self.k_moms, self.k_params))
-            for j in range(self.k_params):
-                h = 6e-6 * max(1.0, abs(th[j]))
-                e = np.zeros(self.k_params)
-                e[j] = h
-                D[:, j] = (eng.mean(th + e) - eng.mean(th - e)) / (2 * h)
-            return D
-
-        A = np.eye(self.k_moms) if o.initial_weight is None else o.initial_weight
-        notes: list[str] = []
-        theta = self._gauss_newton(eng, jacobian, A, start, o, notes)
-        efficient = o.weighting != "one-step"
-        exactly = self.k_moms == self.k_params
-        n_steps = 1
-        if efficient and not exactly:
-            for _ in range(1 if o.weighting == "two-step" else o.max_iter):
-                A = _inv_cov(
-                    moment_covariance(eng.rows(theta), o.codes, center=o.center),
-                    [f"moment {j}" for j in range(self.k_moms)],
-                    o.owner,
-                )
-                new = self._gauss_newton(eng, jacobian, A, theta, o, notes)
-                n_steps += 1
-                done = np.max(np.abs(new - theta)) <= max(o.tol, 1e-8) * (1 + np.max(np.abs(theta)))
-                theta = new
-                if done:
-                    break
-        rows = eng.rows(theta)
-        D = jacobian(theta)
-        Phi = moment_covariance(rows, o.codes, center=o.center)
-        cov, bread = sandwich(D, A, Phi, len(frame))
-        infl = rows @ bread.T
-        gbar = rows.mean(axis=0)
-        tests = {"j_test": j_statistic(gbar, A, len(frame), self.k_params, efficient=efficient)}
-        ref_err: dict[str, float] = {}
-        if rep is not None:
-            g_err = eng.reference_error(theta)
-            # delta method: theta moves by bread @ (error of the mean moment)
-            se = np.sqrt((bread**2) @ (g_err**2))
-            ref_err = dict(zip(self.param_names, se.tolist(), strict=True))
-        facts = [
-            ("Model:", "GMM (user moments)"),
-            ("Weighting:", o.weighting),
-            ("Covariance:", o.label),
-            ("Moments / params:", f"{self.k_moms} / {self.k_params}"),
-            ("Distinct public rows:", str(eng.n_distinct)),
-        ]
-        return self._results(
-            theta, cov, infl, tests, facts, [], notes, ref_err, n_ref, exact, n_steps
-        )
-
-    def _gauss_newton(
-        self,
-        eng: GenericMoments,
-        jacobian: Callable[[FloatArray], FloatArray],
-        A: FloatArray,
-        start: FloatArray,
-        o: _Options,
-        notes: list[str],
-    ) -> FloatArray:
-        theta = start.copy()
-        g = eng.mean(theta)
-        obj = float(g @ A @ g)
-        names = self.param_names
-        for _ in range(o.max_iter):
-            D = jacobian(theta)
-            H = D.T @ A @ D
-            check_nonsingular(H, names, "moment Jacobian D'AD", o.owner)
-            step = -np.linalg.solve(H, D.T @ A @ g)
-            lam = 1.0
-            while True:
-                cand = theta + lam * step
-                g_new = eng.mean(cand)
-                obj_new = float(g_new @ A @ g_new)
-                if obj_new <= obj or lam < 1e-8:
-                    break
-                lam *= 0.5
-            theta, g, obj = cand, g_new, obj_new
-            if np.max(np.abs(lam * step)) <= o.tol * (1 + np.max(np.abs(theta))):
-                return theta
-        msg = f"Gauss-Newton stopped after max_iter={o.max_iter} steps (objective {obj:.3g})."
-        notes.append(msg)
-        warnings.warn(f"{o.owner}: {msg}", PrivinferWarning, stacklevel=4)
-        return theta
 
     # -- results -----------------------------------------------------------------------
-    def _results(
-        self,
-        theta: FloatArray,
-        cov: FloatArray,
-        infl: FloatArray,
-        tests: dict[str, TestResult],
-        facts: list[tuple[str, str]],
-        repairs: list[GramRepair],
-        notes: list[str],
-        ref_err: dict[str, float],
-        n_ref: int,
-        exact: bool,
-        n_steps: int,
-    ) -> PrivateResults:
+    def _results(self, fit: GMMFit, o: FitOptions) -> PrivateGMMResults:
         names = list(self.param_names)
-        cov_diag = np.diag(np.asarray(cov, dtype=float))
-        if not np.all(np.isfinite(theta)) or not np.all(np.isfinite(cov_diag)) or np.any(
+        theta, cov = fit.params, np.asarray(fit.cov, dtype=float)
+        cov_diag = np.diag(cov)
+        if not (np.all(np.isfinite(theta)) and np.all(np.isfinite(cov_diag))) or np.any(
             cov_diag < 0
         ):
             bad = [n for n, v in zip(names, cov_diag, strict=True) if not v >= 0]
             raise SingularDesignError(
                 f"{_OWNER}.fit: the estimate or its sandwich covariance is not finite and "
                 f"positive (parameters {bad!r}); the private design is (near-)singular or the "
-                f"outcome is separated on {len(infl)} row(s). Use more rows, fewer "
+                f"outcome is separated on {len(fit.influence)} row(s). Use more rows, fewer "
                 "regressors or drop constant/collinear columns."
             )
+        tests = dict(fit.tests)
+        facts, notes = list(fit.facts), list(fit.notes)
         j = tests.get("j_test")
         if j is not None and j.valid:
             facts.append(("J stat (p-value):", f"{j.stat:.3f} ({j.pvalue:.3f})"))
-        fs = [t for k, t in tests.items() if k.startswith("first_stage[")]
-        if fs:
-            facts.append(("Min. 1st-stage F:", f"{min(t.stat for t in fs):.2f}"))
-        if n_steps > 1:
-            facts.append(("Weighting steps:", str(n_steps)))
-        notes = [*notes, "Covariance: GMM sandwich with private D and Phi (seed 003, Prop. 2)."]
+        f_min = first_stage_min(tests)
+        if f_min is not None:
+            facts.append(("Min. 1st-stage F:", f"{f_min:.2f}"))
+        if fit.n_steps > 1:
+            facts.append(("Weighting steps:", str(fit.n_steps)))
+        if fit.rsquared is not None:
+            facts.append(("Private R-squared:", f"{fit.rsquared:.4f}"))
+        weak_iv_lines(fit.weak_iv, f_min, self.param_names, theta, cov, facts, notes)
+        notes.append(se_note(o))
+        infl = fit.influence - fit.influence.mean(axis=0) if o.center else fit.influence
         diag = Diagnostics(
-            gram_repairs=tuple(repairs),
-            reference_error=ref_err,
-            reference_points=n_ref,
-            reference_exact=exact,
+            gram_repairs=tuple(fit.repairs),
+            reference_error=dict(fit.reference_error),
+            reference_points=fit.reference_points,
+            reference_exact=fit.reference_exact,
             notes=tuple(notes),
         )
         record = ResultsRecord(
@@ -961,54 +684,20 @@ class PrivateGMM:
             rep_params=pd.DataFrame([theta], columns=names),
             cov_override=pd.DataFrame(cov, index=names, columns=names),
             tests=tests,
+            clusters=o.codes,
         )
-        return PrivateResults(record)
+        return PrivateGMMResults(
+            record,
+            self.kind,
+            self._engine,
+            rsquared=fit.rsquared,
+            margeff=fit.margeff,
+            weak_iv=fit.weak_iv,
+        )
 
     def __repr__(self) -> str:
         what = self.formula if self.formula is not None else f"{self.k_moms} user moments"
         return f"PrivateGMM({self.kind}: {what}, alpha={self.mechanism.alpha:g})"
-
-
-class _Options:
-    """Validated fit options (loop state stays in locals, never on the model)."""
-
-    def __init__(
-        self,
-        weighting: str,
-        codes: Any,
-        center: bool,
-        initial_weight: FloatArray | None,
-        max_iter: int,
-        tol: float,
-        owner: str,
-    ) -> None:
-        self.weighting = weighting
-        self.codes = codes
-        self.center = center
-        self.initial_weight = initial_weight
-        self.max_iter = max_iter
-        self.tol = tol
-        self.owner = owner
-
-    @property
-    def label(self) -> str:
-        """Covariance label for the summary header."""
-        base = "cluster-robust" if self.codes is not None else "robust"
-        return base + (" (centred)" if self.center else "")
-
-
-def _check_inputs(data: Any, mechanism: AlphaIdentity | None, owner: str) -> AlphaIdentity:
-    if not isinstance(data, pd.DataFrame):
-        raise DataMismatchError(f"{owner} expects a pandas DataFrame; got {type(data).__name__}.")
-    if len(data) == 0:
-        raise DataMismatchError(f"{owner}: the data frame is empty.")
-    if mechanism is None:
-        mechanism = AlphaIdentity.from_released(data)
-    if not isinstance(mechanism, AlphaIdentity):
-        raise MechanismMismatchError(
-            f"{owner}: mechanism must be an AlphaIdentity; got {type(mechanism).__name__}."
-        )
-    return mechanism
 
 
 def _guarantees(mechanism: AlphaIdentity) -> Any:
@@ -1016,46 +705,3 @@ def _guarantees(mechanism: AlphaIdentity) -> Any:
     if ref.is_discrete and ref.n_support > 100_000:
         return None
     return mechanism.guarantees()
-
-
-def _inv_cov(Phi: FloatArray, names: Sequence[str], owner: str) -> FloatArray:
-    r"""Efficient weight :math:`\hat{\bar\Phi}^{-1}`; a singular estimate is an error."""
-    check_nonsingular(Phi, names, "covariance of the moment conditions (efficient weight)", owner)
-    return np.linalg.inv(Phi)
-
-
-def _chunked_cov(
-    d: LinearDesign,
-    w: FloatArray,
-    cols: Any,
-    table: FloatArray,
-    alpha: float,
-    codes: Any,
-    center: bool,
-    gbar: FloatArray,
-    *,
-    bread: FloatArray | None = None,
-) -> Any:
-    """Moment covariance (and influence values ``rows @ bread'``) in one chunked pass."""
-    k = len(cols)
-    n = d.n_obs
-    infl = None if bread is None else np.empty((n, bread.shape[0]))
-    mu = gbar if center else np.zeros(k)
-    acc = np.zeros((k, k)) if codes is None else np.zeros((int(codes.max()) + 1, k))
-    bread_t = None if bread is None else np.ascontiguousarray(bread.T)
-    for rows in d.chunks():
-        r = d.moment_rows(w, cols, table, alpha, rows)
-        if infl is not None:
-            np.dot(r, bread_t, out=infl[rows])
-        if center:
-            r -= mu
-        if codes is None:
-            acc += r.T @ r
-        else:
-            c = codes[rows]
-            for j in range(k):
-                acc[:, j] += np.bincount(c, weights=r[:, j], minlength=acc.shape[0])
-    Phi = acc / n if codes is None else acc.T @ acc / n
-    if infl is None:
-        return Phi
-    return Phi, infl

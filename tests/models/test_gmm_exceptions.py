@@ -8,6 +8,7 @@ import pytest
 
 import privinfer as pi
 from privinfer.exceptions import (
+    ClusterError,
     DataMismatchError,
     MechanismMismatchError,
     MissingValueError,
@@ -87,10 +88,20 @@ def test_bad_options_and_formulas():
     model = pi.PrivateGMM.ols("y ~ x + w", _data(), mechanism=MECH)
     with pytest.raises(ValueError, match="weighting"):
         model.fit(weighting="optimal")
-    with pytest.raises(DataMismatchError, match="needs clusters"):
+    with pytest.raises(ClusterError, match="needs clusters"):
         model.fit(cov_type="clustered")
-    with pytest.raises(DataMismatchError, match="one label per row"):
+    with pytest.raises(ClusterError, match="one label per row"):
         model.fit(cov_type="clustered", clusters=np.arange(5))
+    with pytest.raises(ClusterError, match="missing"):
+        model.fit(cov_type="clustered", clusters=[None] + [1, 2] * 99 + [1])
+    with pytest.raises(ClusterError, match="at least 2 clusters"):
+        model.fit(cov_type="clustered", clusters=np.ones(200))
+    with pytest.raises(ClusterError, match="clusters given"):
+        model.fit(clusters=np.arange(200))
+    with pytest.raises(ValueError, match="cov_type"):
+        model.fit(cov_type="HC3")
+    with pytest.raises(ValueError, match="small_g"):
+        model.fit(cov_type="clustered", clusters=np.arange(200) % 5, small_g=1)
     with pytest.raises(DataMismatchError, match=r"PrivateGMM\.iv"):
         pi.PrivateGMM.ols("y ~ [x ~ z]", _data(), mechanism=MECH)
     with pytest.raises(DataMismatchError, match="needs a block"):

@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import privinfer as pi
@@ -63,3 +64,48 @@ def test_private_instruments_gmm_coverage_and_j_size(seed):
     cover = np.mean(np.abs(est - 1.0) <= 1.959964 * se)
     assert 0.90 <= cover <= 0.985, cover
     assert 0.01 <= np.mean(pj < 0.05) <= 0.10
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_private_anderson_rubin_keeps_its_size_with_a_weak_private_first_stage(seed):
+    """alpha = 0.4 makes the private instrument weak (mean F about 3); AR size stays ~5%."""
+    from mc_weak_iv import private_z
+
+    reps, n, alpha = 400, 1000, 0.4
+    mech = pi.AlphaIdentity(alpha, {"z": pi.reference.Uniform(0, 1)})
+    root = np.random.SeedSequence(2000 + seed)
+    rej, F = np.empty(reps, dtype=bool), np.empty(reps)
+    for r, child in enumerate(root.spawn(reps)):
+        rng = np.random.default_rng(child)
+        released = mech.privatize(private_z(rng, n), public=["y", "x"], random_state=rng)
+        model = pi.PrivateGMM.iv("y ~ 1 + [x ~ z]", released, mechanism=mech)
+        weak = model.anderson_rubin(random_state=r)
+        rej[r] = weak.ar_test(1.0).pvalue < 0.05
+        F[r] = weak.first_stage()["first_stage[x]"].stat
+    assert F.mean() < 5  # the design is weak
+    assert 0.025 <= rej.mean() <= 0.08, rej.mean()
+
+
+def test_clr_keeps_its_size_with_weak_private_instruments():
+    """Two weak private instruments at alpha = 0.4 (mean F below 5): CLR size ~5%."""
+    rng0 = np.random.SeedSequence(77)
+    mech = pi.AlphaIdentity(
+        0.4, {"z1": pi.reference.Uniform(0, 1), "z2": pi.reference.Uniform(0, 1)}
+    )
+    reps, rej, F = 300, [], []
+    for r, child in enumerate(rng0.spawn(reps)):
+        rng = np.random.default_rng(child)
+        n = 1000
+        z1, z2 = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+        e = rng.standard_normal((n, 2))
+        x = 0.3 * z1 + 0.3 * z2 + e[:, 0]
+        y = 1 + x + 0.8 * e[:, 0] + 0.6 * e[:, 1]
+        raw = pd.DataFrame({"y": y, "x": x, "z1": z1, "z2": z2})
+        released = mech.privatize(raw, public=["y", "x"], random_state=rng)
+        weak = pi.PrivateGMM.iv("y ~ 1 + [x ~ z1 + z2]", released, mechanism=mech).anderson_rubin(
+            random_state=r
+        )
+        rej.append(weak.clr_test(1.0).pvalue < 0.05)
+        F.append(weak.first_stage()["first_stage[x]"].stat)
+    assert np.mean(F) < 5
+    assert 0.02 <= np.mean(rej) <= 0.09, np.mean(rej)
