@@ -217,6 +217,13 @@ def j_statistic(
 
 def check_inputs(data: Any, mechanism: AlphaIdentity | None, owner: str) -> AlphaIdentity:
     """The mechanism of a released frame (read from ``data.attrs`` when ``None``), validated."""
+    if type(data).__module__.split(".")[0] == "dask":
+        from privinfer.exceptions import UnsupportedBackendError
+
+        raise UnsupportedBackendError(
+            f"{owner}: Dask input is not supported yet by PrivateGMM (the treatment models "
+            "accept it); compute() the frame to pandas."
+        )
     if not isinstance(data, pd.DataFrame):
         raise DataMismatchError(f"{owner} expects a pandas DataFrame; got {type(data).__name__}.")
     if len(data) == 0:

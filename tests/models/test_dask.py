@@ -209,3 +209,10 @@ def test_public_categorical_and_bool_covariates_split_across_partitions():
     a = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", rel).fit(0)
     b = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", ddf, mechanism=mech).fit(0)
     _assert_same(a, b)
+
+
+def test_gmm_refuses_dask_with_a_named_error():
+    rel, mech = _released(n=300)
+    ddf = dd.from_pandas(rel, npartitions=2)
+    with pytest.raises(UnsupportedBackendError, match="PrivateGMM"):
+        pi.PrivateGMM.ols("y ~ x + d", ddf, mechanism=mech)
