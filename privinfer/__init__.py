@@ -14,6 +14,7 @@ import importlib
 from typing import Any
 
 from privinfer import exceptions, inversion, pml
+from privinfer._tables import summary_col
 from privinfer.exceptions import (
     AlreadyReleasedError,
     DerivedColumnError,
@@ -23,6 +24,7 @@ from privinfer.exceptions import (
 from privinfer.mechanisms import AlphaIdentity, PrivacyGuarantees, reference
 from privinfer.models import PrivateATE, PrivateATT, PrivateFunctional, PrivateGMM, PrivatePOM
 from privinfer.planner import plan
+from privinfer.pml import PMLTest, PrivateMean, PrivateVectorMean
 from privinfer.release import read_release, write_release
 from privinfer.results import PrivateResults, compare
 
@@ -32,13 +34,16 @@ __all__ = [
     "AlphaIdentity",
     "AlreadyReleasedError",
     "DerivedColumnError",
+    "PMLTest",
     "PrivacyGuarantees",
     "PrivateATE",
     "PrivateATT",
     "PrivateFunctional",
     "PrivateGMM",
+    "PrivateMean",
     "PrivatePOM",
     "PrivateResults",
+    "PrivateVectorMean",
     "UndeclaredColumnWarning",
     "UnverifiedReleaseWarning",
     "__version__",
@@ -50,6 +55,7 @@ __all__ = [
     "pml",
     "read_release",
     "reference",
+    "summary_col",
     "write_release",
 ]
 

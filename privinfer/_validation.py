@@ -1,16 +1,17 @@
-"""Validation helpers used at the public boundary (STYLE.md §7).
+"""Validation helpers used at the public boundary.
 
 Every message names the parameter, its owner, the allowed values and what was received.
 """
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 
 from privinfer._typing import RandomStateLike
-from privinfer.exceptions import MissingValueError
+from privinfer.exceptions import MissingValueError, SeedReleaseWarning
 
 __all__ = [
     "check_alpha",
@@ -19,6 +20,7 @@ __all__ = [
     "check_no_nan",
     "check_random_state",
     "spawn_generators",
+    "warn_if_seeded",
 ]
 
 
@@ -115,4 +117,25 @@ def check_no_nan(values: np.ndarray, name: str, owner: str) -> None:
         raise MissingValueError(
             f"{owner}: column {name!r} holds {bad} NaN or infinite value(s). Drop or impute "
             "them before privatisation/estimation; privinfer never drops rows silently."
+        )
+
+
+def warn_if_seeded(random_state: object, owner: str, *, stacklevel: int = 3) -> None:
+    """Issue :class:`SeedReleaseWarning` when a release is made from a guessable seed.
+
+    An int or a ``SeedSequence`` determines every draw of the release; published
+    randomness (a projection, a shift) lets an attacker test candidate seeds and then
+    replay the noise. A ``Generator`` is not checked (its seed is not visible here).
+    """
+    if isinstance(random_state, bool):
+        return
+    if isinstance(random_state, Integral | np.random.SeedSequence):
+        warnings.warn(
+            f"{owner}: the release is made from a reproducible seed (an int or a "
+            "SeedSequence random_state). Anyone who guesses the seed can regenerate "
+            "the published randomness, replay the noise and recover the private values "
+            "exactly. Use random_state=None (fresh OS entropy) for real releases; seeds "
+            "are for research and tests.",
+            SeedReleaseWarning,
+            stacklevel=stacklevel,
         )

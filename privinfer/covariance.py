@@ -335,6 +335,15 @@ def influence_cov(
     ndarray of shape (p, p)
         :math:`\frac1{n^2}\sum_i\varphi_i\varphi_i'` or its clustered version.
 
+    Notes
+    -----
+    Without clusters :math:`V = \frac1{n^2}\sum_i\varphi_i\varphi_i'`. One-way:
+    :math:`V = \frac1{n^2}\sum_g S_gS_g'`, :math:`S_g = \sum_{i\in g}\varphi_i` (as
+    linearmodels' ``cov_type="clustered"`` without small-sample corrections). Two-way
+    (Cameron, Gelbach and Miller 2011): :math:`V = V_1 + V_2 - V_{12}` with
+    :math:`V_{12}` clustered on the intersections; negative eigenvalues are set to zero.
+    Also importable as ``privinfer.results.influence_cov``.
+
     Examples
     --------
     >>> import numpy as np

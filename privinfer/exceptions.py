@@ -12,6 +12,7 @@ __all__ = [
     "BasisSizeError",
     "BootstrapError",
     "ClusterError",
+    "ConstraintError",
     "DataMismatchError",
     "DensityFloorWarning",
     "DerivedColumnError",
@@ -40,6 +41,7 @@ __all__ = [
     "UndeclaredColumnWarning",
     "UnknownCategoryError",
     "UnsupportedBackendError",
+    "UnsupportedInputError",
     "UnverifiedReleaseWarning",
     "WeightsError",
 ]
@@ -286,6 +288,24 @@ class NotAvailableError(PrivinferError, AttributeError):
 
 
 __all__ += ["NonRobustCovarianceWarning", "NotAvailableError", "WeakInstrumentWarning"]
+
+
+class ConstraintError(PrivinferError, ValueError):
+    """Linear restrictions for ``t_test`` / ``wald_test`` / ``f_test`` cannot be used.
+
+    Raised for a restriction string that names no parameter of the results, a matrix whose
+    number of columns differs from the number of parameters, or restrictions that are
+    linearly dependent (or untestable because the covariance is singular along them).
+    """
+
+
+class UnsupportedInputError(PrivinferError, TypeError):
+    """The data are neither a pandas DataFrame nor a frame privinfer can convert.
+
+    privinfer accepts pandas DataFrames, any DataFrame that narwhals supports (polars,
+    modin, cuDF, PyArrow tables...), Arrow streams, or frames implementing the DataFrame
+    interchange protocol; numpy arrays go through the models' ``from_arrays`` constructors.
+    """
 
 
 class UnsupportedBackendError(PrivinferError, NotImplementedError):

@@ -9,7 +9,7 @@ One formulaic ``ModelSpec`` is built on the released data and then materialises 
 released covariate design and the reference (quasi-Monte Carlo) design, so that both have
 identical columns, levels and stateful-transform state (``center()``, splines).
 Every covariate term must be a function of private variables only or of public variables
-only: reference expectations are then separable (DESIGN.md §4). Interactions between
+only: reference expectations are then separable (see the inversion user guide). Interactions between
 private and public covariates come from the series basis, not from formula terms.
 """
 
@@ -138,6 +138,31 @@ def build_covariate_spec(
         A variable is not a column of ``data`` or the formula cannot be materialised.
     """
     private = set(mechanism.private_columns)
+    spec = _covariate_model_spec(formula, data, mechanism, owner)
+    priv_terms, pub_terms, cat_terms, priv_vars, pub_vars = _split_terms(
+        spec, formula, data, private, owner
+    )
+    ps, pn, pg = _sub_spec(spec, priv_terms, cat_terms)
+    qs, qn, qg = _sub_spec(spec, pub_terms, cat_terms)
+    return CovariateSpec(
+        formula=formula,
+        private_spec=ps,
+        public_spec=qs,
+        private_names=pn,
+        public_names=qn,
+        private_groups=pg,
+        public_groups=tuple(g + len(pg) + 1 for g in qg),
+        private_variables=tuple(priv_vars),
+        public_variables=tuple(pub_vars),
+        categorical_terms=tuple(cat_terms),
+    )
+
+
+def _covariate_model_spec(
+    formula: str, data: pd.DataFrame, mechanism: AlphaIdentity, owner: str
+) -> Any:
+    """Formulaic model spec of the covariates, after checking the columns they use."""
+    private = set(mechanism.private_columns)
     columns = {str(c) for c in data.columns}
     try:
         needed = {str(v) for v in formulaic.Formula(formula).required_variables}
@@ -156,7 +181,14 @@ def build_covariate_spec(
         raise DataMismatchError(
             f"{owner}: cannot build the covariate design {formula!r}: {err}"
         ) from err
-    spec = mm.model_spec
+    return mm.model_spec
+
+
+def _split_terms(
+    spec: Any, formula: str, data: pd.DataFrame, private: set[str], owner: str
+) -> tuple[list[str], list[str], list[str], list[str], list[str]]:
+    """Private terms, public terms, categorical terms, private and public variables."""
+    columns = {str(c) for c in data.columns}
     priv_terms, pub_terms, cat_terms = [], [], []
     priv_vars: list[str] = []
     pub_vars: list[str] = []
@@ -187,42 +219,35 @@ def build_covariate_spec(
             isinstance(data[v].dtype, pd.CategoricalDtype) or data[v].dtype == object for v in used
         ):
             cat_terms.append(str(term))
+    return priv_terms, pub_terms, cat_terms, priv_vars, pub_vars
 
-    def sub(terms: list[str]) -> tuple[Any, tuple[str, ...], tuple[int, ...]]:
-        if not terms:
-            return None, (), ()
-        s = spec.subset(terms)
-        names: list[str] = []
-        groups: list[int] = []
-        gid = 0
-        for term in s.terms:
-            width = s.term_slices[term].stop - s.term_slices[term].start
-            cols = list(s.column_names[s.term_slices[term]])
-            if str(term) in cat_terms and width > 1:
-                names += cols
-                groups += [gid] * width
+
+def _sub_spec(
+    spec: Any, terms: list[str], cat_terms: list[str]
+) -> tuple[Any, tuple[str, ...], tuple[int, ...]]:
+    """Sub-spec of ``terms``, its column names and column groups.
+
+    A categorical term of several columns is one group; every other column is its own.
+    """
+    if not terms:
+        return None, (), ()
+    s = spec.subset(terms)
+    names: list[str] = []
+    groups: list[int] = []
+    gid = 0
+    for term in s.terms:
+        width = s.term_slices[term].stop - s.term_slices[term].start
+        cols = list(s.column_names[s.term_slices[term]])
+        if str(term) in cat_terms and width > 1:
+            names += cols
+            groups += [gid] * width
+            gid += 1
+        else:
+            for c in cols:
+                names.append(c)
+                groups.append(gid)
                 gid += 1
-            else:
-                for c in cols:
-                    names.append(c)
-                    groups.append(gid)
-                    gid += 1
-        return s, tuple(names), tuple(groups)
-
-    ps, pn, pg = sub(priv_terms)
-    qs, qn, qg = sub(pub_terms)
-    return CovariateSpec(
-        formula=formula,
-        private_spec=ps,
-        public_spec=qs,
-        private_names=pn,
-        public_names=qn,
-        private_groups=pg,
-        public_groups=tuple(g + len(pg) + 1 for g in qg),
-        private_variables=tuple(priv_vars),
-        public_variables=tuple(pub_vars),
-        categorical_terms=tuple(cat_terms),
-    )
+    return s, tuple(names), tuple(groups)
 
 
 @dataclass(frozen=True)
@@ -306,7 +331,8 @@ def check_public_columns(
         if col in mechanism.private_columns:
             raise MechanismMismatchError(
                 f"{owner}: the {role} {col!r} is covered by the mechanism, but the {role} must be "
-                "public (V in seed 003). Only covariates after '|' may be private."
+                "public (V in Kormos and van der Vaart, 2026). Only covariates after '|' may be "
+                "private."
             )
     for col in columns:
         s = data[col]

@@ -5,11 +5,22 @@ How much precision does a privacy level cost? For a grid of keep probabilities
 design one believes in) through the alpha-identity mechanism, fits
 :class:`~privinfer.PrivateATE` and reads off the variance of the
 :math:`Q_X^{-1}`-transformed influence values, :math:`\sigma^2(\alpha) = n\,\mathrm{SE}^2`:
-the efficient variance in the private model (seed 003, (20)), which grows as
-:math:`\alpha` falls. The standard error at a planned sample size :math:`n` is then
+the efficient variance in the private model (Kormos and van der Vaart, 2026, eq. (20)),
+which grows as :math:`\alpha` falls. The standard error at a planned sample size :math:`n` is then
 :math:`\sigma(\alpha)/\sqrt n`, and the sample size that gives a target CI half-width
 :math:`h` is :math:`(z_{1-a/2}\,\sigma(\alpha)/h)^2`. Each :math:`\alpha` is reported with
 its privacy guarantees (TV, LDP and, for finite private spaces, PML).
+
+The releases at different :math:`\alpha` are coupled (common random numbers): one keep
+uniform :math:`U_i` and one reference draw per row and simulated study, shared by every
+:math:`\alpha`, and one cross-fitting split. Row :math:`i` is kept at :math:`\alpha`
+iff :math:`U_i < \alpha`, so each release has exactly the mechanism's distribution and
+the kept sets are nested. The alpha-identity channels are themselves nested (releasing
+at :math:`\beta` the output of a release at :math:`\alpha` is a release at
+:math:`\alpha\beta`), so the true :math:`\sigma(\alpha)` cannot fall as
+:math:`\alpha` falls; what remains of non-monotonicity in the table is Monte Carlo
+noise of the pilot simulations, and the table reports it (jackknife standard errors over
+the ``n_sim`` releases).
 """
 
 from __future__ import annotations
@@ -46,8 +57,9 @@ class PlanResults:
     table : DataFrame
         Indexed by ``alpha``; columns ``tv``, ``ldp_eps``, ``ldp_delta``, ``pml_eps``
         (guarantees), ``sigma`` (sd of the influence values), ``se`` (predicted SE at
-        ``n``), ``se_inflation`` (``sigma / sigma`` at alpha = 1) and ``n_required``
-        (sample size for the half-width; NaN when no ``half_width``).
+        ``n``), ``se_inflation`` (``sigma / sigma`` at alpha = 1), ``n_required``
+        (sample size for the half-width; NaN when no ``half_width``), and the Monte Carlo
+        standard errors ``sigma_mc_se`` and ``se_inflation_mc_se``.
     n_pilot : int
         Rows of the pilot sample.
     n : int
@@ -56,6 +68,10 @@ class PlanResults:
         Target half-width of the CI.
     level : float
         Coverage of the CI behind ``n_required``.
+    n_sim : int
+        Simulated releases per alpha; ``sigma_mc_se`` and ``se_inflation_mc_se`` (the
+        delete-one-release jackknife standard errors of ``sigma`` and ``se_inflation``)
+        measure the Monte Carlo noise of the plan, NaN when ``n_sim`` is 1.
 
     Examples
     --------
@@ -86,6 +102,7 @@ class PlanResults:
     n: int
     half_width: float | None
     level: float
+    n_sim: int = 1
 
     def plot(self, ax: Any = None) -> Any:
         r"""Predicted SE against alpha, with the :math:`\mathrm{SE}(1)/\alpha` guide.
@@ -113,7 +130,15 @@ class PlanResults:
         head = f"Privacy-utility plan (pilot n = {self.n_pilot}, planned n = {self.n}"
         if self.half_width is not None:
             head += f", {100 * self.level:g}% CI half-width {self.half_width:g}"
-        return head + ")\n" + self.table.to_string(float_format=lambda v: f"{v:.4g}")
+        body = self.table.to_string(float_format=lambda v: f"{v:.4g}")
+        foot = (
+            f"\nMonte Carlo noise over {self.n_sim} simulated releases: *_mc_se columns "
+            "(jackknife). Differences between neighbouring alphas smaller than about twice "
+            "these are noise; raise n_sim to resolve them."
+            if self.n_sim > 1
+            else "\nOne simulated release (n_sim = 1): the plan's Monte Carlo noise is unknown."
+        )
+        return head + ")\n" + body + foot
 
 
 def plan(
@@ -162,7 +187,8 @@ def plan(
     level : float, default=0.95
         Coverage of that CI.
     n_sim : int, default=5
-        Releases of the pilot per alpha (averaging out the mechanism's randomness).
+        Simulated releases of the pilot (averaging out the mechanism's randomness); each
+        is coupled across the alpha grid. Their spread gives the ``*_mc_se`` columns.
     degree : int, optional
         Series degree; pass the one of the planned analysis (the default rule depends
         on the sample size, which differs between pilot and study).
@@ -207,10 +233,17 @@ def plan(
 
     with :math:`\varphi^{(s)}` the influence values of PrivateATE on the s-th release of
     the pilot (resampled to :math:`n` rows when ``resample``; then :math:`n_p` is
-    :math:`n`). The influence variance contains the finite-sample noise of the
-    deconvolved nuisances, which shrinks with :math:`n\alpha^2`; resampling to the
-    planned size keeps it at the study's level. ``n_required`` scales :math:`\sigma` from
+    :math:`n`), coupled across alphas as described in :mod:`privinfer.planner`.
+    The influence variance contains the finite-sample noise of the deconvolved
+    nuisances, which shrinks with :math:`n\alpha^2`; resampling to the planned size keeps
+    it at the study's level. ``n_required`` scales :math:`\sigma` from
     ``n`` and is most accurate near ``n``.
+
+    The true :math:`\sigma(\alpha)` is non-increasing in :math:`\alpha` (the
+    alpha-identity channels are nested: a release at :math:`\alpha\beta` is a release
+    at :math:`\beta` of a release at :math:`\alpha`). The estimate can still wiggle on a
+    small or heavy-tailed pilot; the ``*_mc_se`` columns (delete-one-release jackknife)
+    say by how much, and raising ``n_sim`` shrinks them like :math:`1/\sqrt{S}`.
 
     Examples
     --------
@@ -246,24 +279,27 @@ def plan(
     level = check_in_interval(level, "level", owner, 0.0, 1.0, low_open=True, high_open=True)
     n_sim = check_int(n_sim, "n_sim", owner, 1)
     z = float(norm.ppf(0.5 + level / 2))
+    mechanism.check_data(pilot, owner)
     fit_alphas = grid if 1.0 in grid else [1.0, *grid]
-    streams = spawn_generators(random_state, len(fit_alphas) * n_sim)
-    sigma2: dict[float, float] = {}
-    rows = []
+    streams = spawn_generators(random_state, n_sim)
+    n_rows = n_plan if resample and n_plan != n_pilot else n_pilot
+    # vals[s, k]: n * SE^2 on the s-th coupled release at fit_alphas[k]
+    vals = np.empty((n_sim, len(fit_alphas)))
     bar = tqdm(total=len(fit_alphas) * n_sim, disable=not progress, desc=owner)
-    for i, a in enumerate(fit_alphas):
-        mech = AlphaIdentity(a, mechanism.reference)
-        vals = []
-        for s in range(n_sim):
-            rng = streams[i * n_sim + s]
-            sample = (
-                pilot.iloc[rng.integers(0, n_pilot, n_plan)].reset_index(drop=True)
-                if resample and n_plan != n_pilot
-                else pilot
-            )
-            released = mech.privatize(  # a simulated release, not a publication
-                sample, publish_undeclared=True, allow_derived=True, random_state=rng
-            )
+    for s, rng in enumerate(streams):
+        sample = (
+            pilot.iloc[rng.integers(0, n_pilot, n_plan)].reset_index(drop=True)
+            if n_rows != n_pilot
+            else pilot.reset_index(drop=True)
+        )
+        # common random numbers: one keep uniform and one reference draw per row, shared
+        # by every alpha (row i is kept at alpha iff u_i < alpha), and one fold split
+        u = rng.random(n_rows)
+        draws = mechanism.reference.sample(n_rows, random_state=rng)
+        fit_seed = int(rng.integers(0, 2**63 - 1))
+        for k, a in enumerate(fit_alphas):
+            mech = AlphaIdentity(a, mechanism.reference)
+            released = _coupled_release(sample, draws, u >= a, mech)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PrivinferWarning)
                 res = PrivateATE(
@@ -274,33 +310,83 @@ def plan(
                     mechanism=mech,
                     degree=degree,
                     n_folds=n_folds,
-                ).fit(random_state=rng)
-            vals.append(len(sample) * float(res.bse.iloc[0]) ** 2)
+                ).fit(random_state=fit_seed)
+            vals[s, k] = n_rows * float(res.bse.iloc[0]) ** 2
             bar.update(1)
-        sigma2[a] = float(np.mean(vals))
-        if a in grid:
-            g = mech.guarantees() if _guarantees_cheap(mech) else None
-            rows.append(
-                {
-                    "alpha": a,
-                    "tv": g.tv if g is not None else a,
-                    "ldp_eps": g.ldp_eps if g is not None else float("nan"),
-                    "ldp_delta": g.ldp_delta if g is not None else float("nan"),
-                    "pml_eps": (g.pml_eps if g is not None and g.pml_eps is not None
-                                else float("nan")),
-                }
-            )
     bar.close()
+    rows = []
+    for a in grid:
+        mech = AlphaIdentity(a, mechanism.reference)
+        g = mech.guarantees() if _guarantees_cheap(mech) else None
+        rows.append(
+            {
+                "alpha": a,
+                "tv": g.tv if g is not None else a,
+                "ldp_eps": g.ldp_eps if g is not None else float("nan"),
+                "ldp_delta": g.ldp_delta if g is not None else float("nan"),
+                "pml_eps": (g.pml_eps if g is not None and g.pml_eps is not None
+                            else float("nan")),
+            }
+        )
     table = pd.DataFrame(rows).set_index("alpha")
-    sigma = np.sqrt([sigma2[a] for a in table.index])
+    cols = [fit_alphas.index(a) for a in table.index]
+    base = fit_alphas.index(1.0)
+    sigma2 = vals.mean(axis=0)
+    sigma = np.sqrt(sigma2[cols])
     table["sigma"] = sigma
     table["se"] = sigma / math.sqrt(n_plan)
-    table["se_inflation"] = sigma / math.sqrt(sigma2[1.0])
+    table["se_inflation"] = sigma / math.sqrt(sigma2[base])
     table["n_required"] = (
         np.ceil((z * sigma / half_width) ** 2) if half_width is not None else np.nan
     )
+    sigma_mc, infl_mc = _jackknife_se(vals, cols, base)
+    table["sigma_mc_se"] = sigma_mc
+    table["se_inflation_mc_se"] = infl_mc
     return PlanResults(table=table, n_pilot=n_pilot, n=n_plan, half_width=half_width,
-                       level=level)
+                       level=level, n_sim=n_sim)
+
+
+def _coupled_release(
+    sample: pd.DataFrame, draws: pd.DataFrame, replaced: np.ndarray, mech: AlphaIdentity
+) -> pd.DataFrame:
+    """``sample`` with its private columns taken from ``draws`` on the ``replaced`` rows.
+
+    With ``replaced = u >= alpha`` for i.i.d. uniforms ``u`` independent of ``draws``
+    (i.i.d. reference points), this is one release of the alpha-identity mechanism; the
+    same ``u`` and ``draws`` at several alphas give nested releases (planning only).
+    """
+    out = sample.copy()
+    levels = mech.reference.categorical_levels()
+    for col in mech.private_columns:
+        if col in levels:
+            values = np.where(replaced, draws[col].to_numpy(dtype=object),
+                              out[col].to_numpy(dtype=object))
+            out[col] = pd.Categorical(values, categories=levels[col])
+        else:
+            out[col] = np.where(replaced, draws[col].to_numpy(dtype=float),
+                                out[col].to_numpy(dtype=float))
+    return out
+
+
+def _jackknife_se(vals: np.ndarray, cols: list[int], base: int) -> tuple[Any, Any]:
+    """Delete-one-release jackknife SEs of sigma and of the SE inflation.
+
+    ``vals[s, k]`` holds ``n SE^2`` of release ``s`` at alpha ``k``. The releases are
+    i.i.d. over ``s`` (coupled across ``k``), so deleting one release at a time gives the
+    Monte Carlo error of the ratio estimator including the correlation that the coupling
+    induces. NaN with a single release.
+    """
+    S = vals.shape[0]
+    if S < 2:
+        nan = np.full(len(cols), np.nan)
+        return nan, nan.copy()
+    loo = (vals.sum(axis=0) - vals) / (S - 1)  # (S, K) leave-one-out means
+    sig = np.sqrt(loo[:, cols])
+    infl = sig / np.sqrt(loo[:, [base]])
+    factor = (S - 1) / S
+    sig_se = np.sqrt(factor * ((sig - sig.mean(axis=0)) ** 2).sum(axis=0))
+    infl_se = np.sqrt(factor * ((infl - infl.mean(axis=0)) ** 2).sum(axis=0))
+    return sig_se, infl_se
 
 
 def _guarantees_cheap(mech: AlphaIdentity) -> bool:

@@ -53,9 +53,7 @@ def _axes(ax: Any) -> Any:
     return ax
 
 
-def results_frame(
-    results: Mapping[str, Any] | Sequence[tuple[str, Any]], *, alpha: float = 0.05
-) -> pd.DataFrame:
+def results_frame(results: Any, *, alpha: float = 0.05) -> pd.DataFrame:
     """Tidy table of estimates and intervals from several fitted results.
 
     One row per (label, parameter). Use it to tabulate fits across keep probabilities or
@@ -63,9 +61,11 @@ def results_frame(
 
     Parameters
     ----------
-    results : mapping or sequence of (label, results)
+    results : results, mapping, or sequence of results or (label, results)
         Fitted objects with ``params``, ``bse`` (or ``std_errors``) and
-        ``conf_int(alpha)``, e.g. :class:`~privinfer.results.PrivateResults`.
+        ``conf_int(alpha)``, e.g. :class:`~privinfer.results.PrivateResults`: one of them,
+        a dict ``{label: results}``, or a list (unlabelled fits are named after their
+        model).
     alpha : float, default=0.05
         Significance level of the intervals (not the mechanism's keep probability).
 
@@ -73,6 +73,11 @@ def results_frame(
     -------
     DataFrame
         Columns ``label``, ``param``, ``estimate``, ``std err``, ``lower``, ``upper``.
+
+    Raises
+    ------
+    DataMismatchError
+        An input that is neither a fit, a mapping, nor a sequence of fits or pairs.
 
     Examples
     --------
@@ -85,7 +90,7 @@ def results_frame(
       label param  estimate
     0  demo  mean       1.0
     """
-    items = list(results.items()) if isinstance(results, Mapping) else list(results)
+    items = _labelled_fits(results, "results_frame")
     rows = []
     for label, res in items:
         ci = res.conf_int(alpha)
@@ -104,6 +109,53 @@ def results_frame(
     return pd.DataFrame(rows, columns=["label", "param", "estimate", "std err", "lower", "upper"])
 
 
+def _is_fit(obj: Any) -> bool:
+    """Whether ``obj`` looks like one fitted results object (params and conf_int)."""
+    return hasattr(obj, "params") and callable(getattr(obj, "conf_int", None))
+
+
+def _labelled_fits(results: Any, owner: str) -> list[tuple[str, Any]]:
+    """Normalise one fit, a mapping, or a sequence of fits or (label, fit) pairs.
+
+    Unlabelled fits are named after their model (``res.model``), numbered when that
+    name repeats.
+    """
+    if _is_fit(results):
+        items: list[Any] = [results]
+    elif isinstance(results, Mapping):
+        return [(str(k), v) for k, v in results.items()]
+    elif isinstance(results, Sequence) and not isinstance(results, str):
+        items = list(results)
+    else:
+        raise DataMismatchError(
+            f"{owner}: expected a fitted results object, a list of them, a dict of "
+            f"label -> results, or a DataFrame; got {type(results).__name__}."
+        )
+    pairs: list[tuple[str | None, Any]] = []
+    for i, item in enumerate(items):
+        if _is_fit(item):
+            pairs.append((None, item))
+        elif isinstance(item, tuple) and len(item) == 2 and _is_fit(item[1]):
+            pairs.append((str(item[0]), item[1]))
+        else:
+            raise DataMismatchError(
+                f"{owner}: item {i} is neither a fitted results object nor a "
+                f"(label, results) pair; got {type(item).__name__}."
+            )
+    names = [str(getattr(r, "model", "fit")) for label, r in pairs if label is None]
+    repeated = {m for m in names if names.count(m) > 1}
+    seen: dict[str, int] = {}
+    out = []
+    for label, res in pairs:
+        if label is None:
+            label = str(getattr(res, "model", "fit"))
+            if label in repeated:
+                seen[label] = seen.get(label, 0) + 1
+                label = f"{label} ({seen[label]})"
+        out.append((label, res))
+    return out
+
+
 def forest_plot(
     results: Any,
     *,
@@ -112,22 +164,26 @@ def forest_plot(
     ax: Any = None,
     title: str | None = None,
 ) -> Any:
-    """Forest plot: point estimates and confidence intervals, one row per fit.
+    """Forest plot: point estimates and confidence intervals, one row per estimate.
 
     Use it to compare private fits across keep probabilities or models with the
-    non-private answer or a benchmark (vertical reference lines).
+    non-private answer or a benchmark (vertical reference lines). A fit with several
+    parameters gives one row per parameter, labelled ``"label: param"``.
 
     Parameters
     ----------
-    results : mapping, sequence of (label, results), or DataFrame
-        Fitted results (see :func:`results_frame`), or a frame with columns ``label``,
-        ``estimate``, ``lower`` and ``upper`` (``param`` optional).
+    results : results, list, dict, or DataFrame
+        One fitted results object (``res``); a list of them (``[r1, r2]``, labelled by
+        their model name) or of ``(label, results)`` pairs; a dict ``{label: results}``;
+        or a frame with columns ``label``, ``estimate``, ``lower`` and ``upper``
+        (``param`` optional), e.g. from :func:`results_frame`.
     alpha : float, default=0.05
         Significance level of the intervals when ``results`` are fitted objects.
     reference : float or mapping of str to float, optional
         Vertical reference lines, e.g. ``{"experimental benchmark": 1.79}``.
     ax : matplotlib Axes, optional
-        Axes to draw on; a new figure when None.
+        Axes to draw on. When None, a new figure sized to the number of rows, with a
+        constrained layout so that long labels are never clipped.
     title : str, optional
 
     Returns
@@ -137,7 +193,8 @@ def forest_plot(
     Raises
     ------
     DataMismatchError
-        A frame without the required columns, or nothing to plot.
+        A frame without the required columns, an input of another type, or nothing to
+        plot.
 
     See Also
     --------
@@ -153,24 +210,36 @@ def forest_plot(
     >>> ax = forest_plot(frame, reference={"truth": 1.0})
     >>> len(ax.get_yticks())
     2
+
+    Fitted results go in directly: ``forest_plot(res)``, ``forest_plot([r1, r2])`` or
+    ``forest_plot({"alpha = 1": r1, "alpha = 0.5": r2})``.
     """
+    owner = "forest_plot"
     if isinstance(results, pd.DataFrame):
         frame = results.copy()
         missing = [c for c in _FRAME_COLUMNS if c not in frame.columns]
         if missing:
             raise DataMismatchError(
-                f"forest_plot: the frame lacks column(s) {missing!r}; it needs "
+                f"{owner}: the frame lacks column(s) {missing!r}; it needs "
                 f"{list(_FRAME_COLUMNS)!r} (and optionally 'param')."
             )
     else:
-        frame = results_frame(results, alpha=alpha)
+        frame = results_frame(_labelled_fits(results, owner), alpha=alpha)
     if frame.empty:
-        raise DataMismatchError("forest_plot: there is nothing to plot (no estimates).")
-    if "param" in frame.columns and frame["param"].nunique() > 1:
-        labels = [f"{a}: {b}" for a, b in zip(frame["label"], frame["param"], strict=True)]
+        raise DataMismatchError(f"{owner}: there is nothing to plot (no estimates).")
+    if "param" in frame.columns and (
+        frame["param"].nunique() > 1 or frame["label"].nunique() < len(frame)
+    ):
+        labels = [  # the parameter is named unless the label already says it
+            str(a) if str(b) in str(a) else f"{a}: {b}"
+            for a, b in zip(frame["label"], frame["param"], strict=True)
+        ]
     else:
         labels = [str(a) for a in frame["label"]]
-    ax = _axes(ax)
+    if ax is None:
+        plt = _import_pyplot()
+        height = min(2.0 + 0.4 * len(frame), 30.0)
+        _, ax = plt.subplots(figsize=(6.4, max(height, 2.5)), layout="constrained")
     pos = np.arange(len(frame))[::-1]
     est = frame["estimate"].to_numpy(dtype=float)
     lo = frame["lower"].to_numpy(dtype=float)
@@ -186,6 +255,7 @@ def forest_plot(
         ax.legend(loc="best", fontsize="small")
     ax.set_yticks(pos)
     ax.set_yticklabels(labels)
+    ax.set_ylim(-0.5, len(frame) - 0.5)
     ax.set_xlabel(f"estimate with {100 * (1 - alpha):g}% CI")
     if title is not None:
         ax.set_title(title)

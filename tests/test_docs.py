@@ -21,6 +21,12 @@ def test_sphinx_build_is_warning_free(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     assert (tmp_path / "html" / "api.html").exists()
+    refs = (tmp_path / "html" / "references.html").read_text(encoding="utf-8")
+    for paper in ("Private rate-double-robust inference",
+                  "Contraction and statistical inference under privacy",
+                  "Intrinsic-dimensional Wasserstein guarantees",
+                  "Differentially private optimal transport"):
+        assert paper in refs, paper
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@
 # everywhere. Local DP is the case `c = 0`. The contraction coefficient
 # `eta_TV(eps, c)` sets the statistical cost of privacy; above the threshold
 # `eps* = -log(c mu(X) / 2)` it equals 1, so a one-bit release loses nothing in total
-# variation: privacy comes for free (seed 001).
+# variation: privacy comes for free (Grosse et al., 2026).
 #
 # Real data: the NHEFS cohort (`causaldata.nhefs_complete`).
 

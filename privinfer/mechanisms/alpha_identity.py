@@ -20,7 +20,12 @@ import numpy as np
 import pandas as pd
 
 from privinfer._typing import RandomStateLike
-from privinfer._validation import check_alpha, check_no_nan, check_random_state
+from privinfer._validation import (
+    check_alpha,
+    check_no_nan,
+    check_random_state,
+    warn_if_seeded,
+)
 from privinfer.exceptions import (
     AlreadyReleasedError,
     DataMismatchError,
@@ -298,7 +303,9 @@ class AlphaIdentity:
             ``True`` skips the checks (for simulations, not publications) and says so.
         random_state : int, SeedSequence, Generator or None, default=None
             ``None`` draws fresh OS entropy (use this for real releases); an int makes
-            the release reproducible, for research only.
+            the release reproducible, for research only, and issues
+            :class:`~privinfer.exceptions.SeedReleaseWarning`: whoever guesses the seed can
+            regenerate the coins and learn which rows went out verbatim.
         secure : bool, default=False
             Draw every random number (keep coins, replacements, row order) from the
             operating system's cryptographically secure generator (``os.urandom``)
@@ -433,6 +440,7 @@ class AlphaIdentity:
                 stacklevel=2,
             )
         n = len(data)
+        warn_if_seeded(random_state, owner)
         if secure:
             if random_state is not None:
                 raise ValueError(

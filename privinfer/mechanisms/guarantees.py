@@ -1,11 +1,11 @@
 r"""Privacy guarantees of the alpha-identity mechanism in several currencies.
 
-* local total-variation privacy (seed 003, Definition 1): exactly ``alpha``;
-* :math:`(\varepsilon, \delta)`-LDP (seed 003, Lemma 6): ``delta = alpha`` for every
-  ``eps >= 0`` with an atomless reference; pure eps-LDP with
+* local total-variation privacy (Kormos and van der Vaart, 2026, Definition 1): exactly ``alpha``;
+* :math:`(\varepsilon, \delta)`-LDP (Kormos and van der Vaart, 2026, Lemma 6):
+  ``delta = alpha`` for every ``eps >= 0`` with an atomless reference; pure eps-LDP with
   :math:`e^\varepsilon = 1 + \alpha / ((1-\alpha)\min_z \bar q(z))` for a discrete
   reference of full support;
-* pointwise maximal leakage on the c-interior (seed 001) for discrete private spaces,
+* pointwise maximal leakage on the c-interior (Grosse et al., 2026) for discrete private spaces,
   through the one general function :func:`privinfer.pml.pml_epsilon`.
 """
 
@@ -168,7 +168,8 @@ def alpha_identity_guarantees(
 
     .. math:: e^\varepsilon = 1 + \frac{\alpha}{(1-\alpha)\min_z \bar q(z)}
 
-    (seed 003, Lemma 6). PML uses the kernel :math:`\alpha I + (1-\alpha) 1\bar q'`.
+    (Kormos and van der Vaart, 2026, Lemma 6). PML uses the kernel
+    :math:`\alpha I + (1-\alpha) 1\bar q'`.
 
     Examples
     --------

@@ -1,9 +1,9 @@
 r"""Public reference distributions :math:`\bar Q` of the alpha-identity mechanism.
 
 A reference distribution is public knowledge: when a record's private covariates are
-not kept, the data holder releases a fresh draw from :math:`\bar Q` instead (seed 003,
-sec. 4.1). The analyst needs :math:`\bar Q` to invert the mechanism (DESIGN.md §4), so
-every reference here can
+not kept, the data holder releases a fresh draw from :math:`\bar Q` instead (Kormos and
+van der Vaart, 2026, sec. 4.1). The analyst needs :math:`\bar Q` to invert the mechanism
+(:mod:`privinfer.inversion`), so every reference here can
 
 * draw i.i.d. samples (holder side, :meth:`ProductReference.sample`);
 * draw a scrambled Sobol (quasi-Monte Carlo) sample of size ``M`` split into

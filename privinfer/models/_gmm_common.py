@@ -13,19 +13,26 @@ Proposition 2); their covariance is the outer-product average of the inverted va
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from scipy.stats import chi2
 
 from privinfer._typing import FloatArray, IntArray
-from privinfer.covariance import cluster_counts
-from privinfer.exceptions import DataMismatchError, MechanismMismatchError, SingularDesignError
+from privinfer._validation import check_in_interval, check_int
+from privinfer.covariance import cluster_codes, cluster_counts
+from privinfer.exceptions import (
+    ClusterError,
+    DataMismatchError,
+    NonRobustCovarianceWarning,
+    SingularDesignError,
+)
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
+from privinfer.models._inputs import check_frame, resolve_mechanism
 from privinfer.nuisance.series import GramRepair
 from privinfer.results import TestResult
 
@@ -35,6 +42,8 @@ __all__ = [
     "GMMFit",
     "check_inputs",
     "check_nonsingular",
+    "check_start",
+    "fit_options",
     "inv_cov",
     "j_statistic",
 ]
@@ -216,22 +225,111 @@ def j_statistic(
 
 
 def check_inputs(data: Any, mechanism: AlphaIdentity | None, owner: str) -> AlphaIdentity:
-    """The mechanism of a released frame (read from ``data.attrs`` when ``None``), validated."""
-    if type(data).__module__.split(".")[0] == "dask":
-        from privinfer.exceptions import UnsupportedBackendError
+    """The mechanism of a released frame (read from ``data.attrs`` when ``None``), validated.
 
-        raise UnsupportedBackendError(
-            f"{owner}: Dask input is not supported yet by PrivateGMM (the treatment models "
-            "accept it); compute() the frame to pandas."
+    The checks of the treatment models (:func:`~privinfer.models._inputs.check_frame`,
+    :func:`~privinfer.models._inputs.resolve_mechanism`), so every model says the same.
+    """
+    check_frame(data, owner)
+    return resolve_mechanism(data, mechanism, owner)
+
+
+def check_start(start: Any, k_params: int) -> FloatArray:
+    """Starting values of the generic engine: ``k_params`` finite numbers (zeros for None)."""
+    if start is None:
+        return np.zeros(k_params)
+    arr = np.asarray(start, dtype=float).ravel()
+    if arr.size != k_params or not np.all(np.isfinite(arr)):
+        raise DataMismatchError(
+            f"PrivateGMM: start_params must hold {k_params} finite values; got {start!r}."
         )
-    if not isinstance(data, pd.DataFrame):
-        raise DataMismatchError(f"{owner} expects a pandas DataFrame; got {type(data).__name__}.")
-    if len(data) == 0:
-        raise DataMismatchError(f"{owner}: the data frame is empty.")
-    if mechanism is None:
-        mechanism = AlphaIdentity.from_released(data)
-    if not isinstance(mechanism, AlphaIdentity):
-        raise MechanismMismatchError(
-            f"{owner}: mechanism must be an AlphaIdentity; got {type(mechanism).__name__}."
+    return arr
+
+
+def fit_options(
+    engine: GMMEngine,
+    weighting: str,
+    cov_type: str,
+    clusters: Any,
+    small_g: bool,
+    center: bool,
+    initial_weight: Any,
+    start_params: Any,
+    max_iter: int,
+    tol: float,
+) -> FitOptions:
+    """Validate the arguments of ``PrivateGMM.fit`` for ``engine`` into :class:`FitOptions`.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``weighting`` / ``cov_type``, non-bool flags, ``"nonrobust"`` for user
+        moments, bad ``max_iter`` / ``tol``.
+    ClusterError
+        ``cov_type="clustered"`` without clusters, clusters with another type, bad labels.
+    DataMismatchError
+        ``initial_weight`` or ``start_params`` of the wrong size.
+    """
+    owner = "PrivateGMM.fit"
+    if weighting not in ("one-step", "two-step", "iterated"):
+        raise ValueError(
+            f"The 'weighting' parameter of {owner} must be 'one-step', 'two-step' or "
+            f"'iterated'. Got {weighting!r} instead."
         )
-    return mechanism
+    if cov_type not in ("robust", "clustered", "nonrobust"):
+        raise ValueError(
+            f"The 'cov_type' parameter of {owner} must be 'robust', 'clustered' or "
+            f"'nonrobust'. Got {cov_type!r} instead."
+        )
+    for name, flag in (("center", center), ("small_g", small_g)):
+        if not isinstance(flag, bool):
+            raise ValueError(f"The {name!r} parameter of {owner} must be a bool. Got {flag!r}.")
+    if cov_type == "nonrobust":
+        _check_nonrobust(engine, owner)
+    codes = None
+    if cov_type == "clustered":
+        if clusters is None:
+            raise ClusterError(f"{owner}: cov_type='clustered' needs clusters.")
+        codes = cluster_codes(clusters, engine.n_obs, owner)
+    elif clusters is not None:
+        raise ClusterError(f"{owner}: clusters given but cov_type={cov_type!r}.")
+    k_moms = engine.k_moms
+    if initial_weight is not None:
+        initial_weight = np.asarray(initial_weight, dtype=float)
+        if initial_weight.shape != (k_moms, k_moms):
+            raise DataMismatchError(
+                f"{owner}: initial_weight must be a {k_moms} x {k_moms} matrix; got "
+                f"shape {initial_weight.shape}."
+            )
+    start = None
+    if engine.kind == "generic" and start_params is not None:
+        start = check_start(start_params, engine.k_params)
+    return FitOptions(
+        weighting=weighting,
+        cov_type=cov_type,
+        codes=codes,
+        center=center,
+        small_g=small_g,
+        initial_weight=initial_weight,
+        start=start,
+        max_iter=check_int(max_iter, "max_iter", owner, 1),
+        tol=check_in_interval(tol, "tol", owner, 0.0, 1.0, low_open=True),
+        owner=owner,
+    )
+
+
+def _check_nonrobust(engine: GMMEngine, owner: str) -> None:
+    if not engine.supports_nonrobust():
+        raise ValueError(
+            f"{owner}: cov_type='nonrobust' is defined for the formula routes (.ols, .iv, "
+            "logit); user moment functions have no classical covariance. Use 'robust'."
+        )
+    alpha = engine.mechanism.alpha
+    if alpha < 1.0:
+        warnings.warn(
+            f"{owner}: cov_type='nonrobust' ignores the variance that the privacy noise adds "
+            f"to the moment rows; at alpha={alpha:g} its standard errors are "
+            "too small. Use cov_type='robust' for inference.",
+            NonRobustCovarianceWarning,
+            stacklevel=4,  # fit_options <- PrivateGMM.fit <- the caller
+        )

@@ -27,6 +27,7 @@ import formulaic
 import numpy as np
 import pandas as pd
 
+from privinfer._chunking import row_chunks
 from privinfer._typing import FloatArray, IntArray
 from privinfer.exceptions import DataMismatchError, MechanismMismatchError, SingularDesignError
 from privinfer.formula import (
@@ -35,7 +36,7 @@ from privinfer.formula import (
     cast_private_categoricals,
     check_public_columns,
 )
-from privinfer.inversion import ReferenceMoments
+from privinfer.inversion import invert
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 
 __all__ = [
@@ -44,12 +45,8 @@ __all__ = [
     "build_linear_design",
     "new_regressors",
     "parse_linear_formula",
-    "reference_moments",
 ]
 
-#: Cells (rows x columns) of one chunk of the design: temporaries of ~4 MB stay in the
-#: allocator's reuse pool and in cache (80 MB chunks were 5x slower from page faults).
-_CHUNK_CELLS = 1 << 19
 _BRACKET = re.compile(r"\[([^\[\]]*)\]")
 
 
@@ -159,7 +156,7 @@ def parse_linear_formula(formula: str, owner: str, *, iv: bool) -> LinearFormula
     return LinearFormula(formula, lhs, tuple(exog), tuple(endog), tuple(instr), intercept)
 
 
-@dataclass
+@dataclass(frozen=True)
 class LinearDesign:
     r"""Released design of a linear moment model, split by privacy role.
 
@@ -202,9 +199,8 @@ class LinearDesign:
         return int(self.public.shape[1])
 
     def chunks(self) -> list[slice]:
-        """Row slices bounding the temporaries of one pass."""
-        size = max(1024, _CHUNK_CELLS // max(len(self.names), 1))
-        return [slice(s, min(s + size, self.n_obs)) for s in range(0, self.n_obs, size)]
+        """Row slices bounding the temporaries of one pass (:mod:`privinfer._chunking`)."""
+        return row_chunks(self.n_obs, len(self.names))  # type: ignore[return-value]
 
     def raw_moments(self) -> tuple[FloatArray, FloatArray]:
         """Raw cross-products :math:`C'C/n` and public column means, in one chunked pass."""
@@ -242,9 +238,9 @@ class LinearDesign:
             return raw.copy()
         q = self.n_public
         S = raw.copy()
-        S[:q, q:] = (raw[:q, q:] - (1.0 - alpha) * np.outer(pub_mean, mean)) / alpha
+        S[:q, q:] = invert(raw[:q, q:], np.outer(pub_mean, mean), alpha)
         S[q:, :q] = S[:q, q:].T
-        S[q:, q:] = (raw[q:, q:] - (1.0 - alpha) * outer) / alpha
+        S[q:, q:] = invert(raw[q:, q:], outer, alpha)
         return S
 
     def moment_rows(
@@ -278,9 +274,7 @@ class LinearDesign:
         qbar = np.outer(t, mz)
         qbar += b
         qbar[:, pos_pub] *= Cz[:, pos_pub]
-        phi -= (1.0 - alpha) * qbar
-        phi /= alpha
-        return phi
+        return invert(phi, qbar, alpha)
 
 
 def _gather(a: FloatArray, idx: IntArray) -> FloatArray:
@@ -383,16 +377,6 @@ def _column_terms(spec: CovariateSpec) -> dict[str, str]:
             for name in sub.column_names[sl]:
                 out[name] = str(term)
     return out
-
-
-def reference_moments(
-    design: LinearDesign, mechanism: AlphaIdentity, reference_size: int, random_state: Any
-) -> tuple[ReferenceMoments, bool]:
-    """Reference moments of the private design columns (exact when the support is small)."""
-    draw = mechanism.reference.draw_for_moments(reference_size, random_state=random_state)
-    frame = cast_private_categoricals(draw.frame, mechanism)
-    U_ref = design.spec.private_design(frame)
-    return ReferenceMoments.from_features(U_ref, draw.weights, draw.replicate), draw.exact
 
 
 def new_regressors(

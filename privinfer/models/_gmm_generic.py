@@ -36,6 +36,7 @@ from privinfer._validation import check_int
 from privinfer.covariance import moment_covariance, sandwich
 from privinfer.exceptions import DataMismatchError, PrivinferWarning, SingularDesignError
 from privinfer.formula import cast_private_categoricals
+from privinfer.inversion import invert, reference_design
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._gmm_common import (
     FitOptions,
@@ -43,6 +44,7 @@ from privinfer.models._gmm_common import (
     GMMFit,
     check_inputs,
     check_nonsingular,
+    check_start,
     inv_cov,
     j_statistic,
 )
@@ -173,7 +175,7 @@ class GenericMoments:
         phi = self.evaluate(params, self.frame)
         if self.alpha == 1.0:
             return phi
-        return (phi - (1.0 - self.alpha) * self.qbar(params)[self.codes]) / self.alpha
+        return invert(phi, self.qbar(params)[self.codes], self.alpha)
 
     def mean(self, params: FloatArray) -> FloatArray:
         r"""Mean private moment :math:`\bar g(\theta)`."""
@@ -241,15 +243,9 @@ class GenericEngine(GMMEngine):
         frame = self.frame
         private = tuple(c for c in self.mechanism.private_columns if c in frame.columns)
         if alpha < 1.0 and private:
-            draw = self.mechanism.reference.draw_for_moments(self.reference_size, random_state=rng)
-            ref = cast_private_categoricals(draw.frame, self.mechanism)
-            ref_w, rep, exact, n_ref, eff = (
-                draw.weights,
-                draw.replicate,
-                draw.exact,
-                len(ref),
-                alpha,
-            )
+            design = reference_design(self.mechanism, None, self.reference_size, rng)
+            ref, ref_w, rep = design.frame, design.weights, design.replicate
+            exact, n_ref, eff = design.exact, design.n_points, alpha
         else:
             ref, ref_w, rep, exact, n_ref, eff = None, None, None, True, 0, 1.0
         eng = GenericMoments(
@@ -425,17 +421,6 @@ def build_generic_engine(
             f"{k} parameter(s). Add moment conditions (instruments)."
         )
     return GenericEngine(moments, jacobian, frame, mech, k, k_moms, names, start, size)
-
-
-def check_start(start: Any, k_params: int) -> FloatArray:
-    if start is None:
-        return np.zeros(k_params)
-    arr = np.asarray(start, dtype=float).ravel()
-    if arr.size != k_params or not np.all(np.isfinite(arr)):
-        raise DataMismatchError(
-            f"{_OWNER}: start_params must hold {k_params} finite values; got {start!r}."
-        )
-    return arr
 
 
 def check_names(names: Sequence[str] | None, k_params: int) -> tuple[str, ...]:

@@ -31,7 +31,7 @@ import numpy as np
 from privinfer._typing import FloatArray
 from privinfer.covariance import OuterAccumulator, sandwich
 from privinfer.exceptions import IndefiniteGramWarning
-from privinfer.inversion import ReferenceMoments
+from privinfer.inversion import ReferenceMoments, reference_design
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._gmm_common import (
     FitOptions,
@@ -41,7 +41,7 @@ from privinfer.models._gmm_common import (
     inv_cov,
     j_statistic,
 )
-from privinfer.models._gmm_design import LinearDesign, new_regressors, reference_moments
+from privinfer.models._gmm_design import LinearDesign, new_regressors
 from privinfer.models._weakiv import WeakIVStats, weak_iv_stats
 from privinfer.nuisance.series import GramRepair, repair_gram
 
@@ -120,7 +120,8 @@ class LinearEngine(GMMEngine):
         kp = d.private.shape[1]
         alpha = self.mechanism.alpha
         if alpha < 1.0 and kp:
-            ref, exact = reference_moments(d, self.mechanism, self.reference_size, rng)
+            points = reference_design(self.mechanism, d.spec, self.reference_size, rng)
+            ref, exact = points.moments(), points.exact
             mean, outer = ref.mean, ref.outer
         else:
             ref, exact = None, True

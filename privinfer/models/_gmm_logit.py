@@ -31,8 +31,7 @@ from scipy.stats import norm
 from privinfer._typing import FloatArray
 from privinfer.covariance import moment_covariance, sandwich
 from privinfer.exceptions import SingularDesignError
-from privinfer.formula import cast_private_categoricals
-from privinfer.inversion import index_expectation, invert
+from privinfer.inversion import index_expectation, invert, reference_design
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._gmm_common import (
     FitOptions,
@@ -149,9 +148,9 @@ class LogitEngine(GMMEngine):
         kp = d.private.shape[1]
         alpha = self.mechanism.alpha
         if alpha < 1.0 and kp:
-            draw = self.mechanism.reference.draw_for_moments(self.reference_size, random_state=rng)
-            U = d.spec.private_design(cast_private_categoricals(draw.frame, self.mechanism))
-            return _Reference(U, draw.weights, draw.exact, len(draw.weights), alpha)
+            ref = reference_design(self.mechanism, d.spec, self.reference_size, rng)
+            U: FloatArray = ref.U  # type: ignore[assignment]  # not None: a spec was given
+            return _Reference(U, ref.weights, ref.exact, ref.n_points, alpha)
         return _Reference(np.zeros((1, kp)), np.ones(1), True, 0, 1.0)
 
     def _solve(self, ref: _Reference, o: FitOptions) -> tuple[FloatArray, int]:

@@ -7,7 +7,7 @@ checks its inputs the same way and with the same messages:
   (one definition of their names, types and defaults);
 * :func:`check_frame` and :func:`resolve_mechanism`, the released frame and its mechanism;
 * :func:`treatment_levels`, the levels and integer codes of a public treatment;
-* :func:`_cluster_codes` and :func:`_sampling_weights`, public clusters and weights;
+* :func:`_sampling_weights`, public weights (clusters: :mod:`privinfer.covariance`);
 * :class:`TreatmentData` and :func:`treatment_data`, the validated arrays a fit needs;
 * :func:`release_guarantees` and :func:`mechanism_record`, what results report about
   the mechanism.
@@ -27,8 +27,8 @@ import pandas as pd
 
 from privinfer._typing import FloatArray, IntArray
 from privinfer._validation import check_in_interval, check_int
+from privinfer.covariance import cluster_codes_from_frame
 from privinfer.exceptions import (
-    ClusterError,
     DataMismatchError,
     EmptyLevelWarning,
     FoldError,
@@ -201,7 +201,9 @@ def resolve_mechanism(data: pd.DataFrame, mechanism: object, owner: str) -> Alph
     if mechanism is None:
         mechanism = AlphaIdentity.from_released(data)
     if not isinstance(mechanism, AlphaIdentity):
-        raise MechanismMismatchError(f"{owner}: mechanism must be an AlphaIdentity.")
+        raise MechanismMismatchError(
+            f"{owner}: mechanism must be an AlphaIdentity; got {type(mechanism).__name__}."
+        )
     return mechanism
 
 
@@ -371,7 +373,9 @@ def public_treatment_data(
     U_pub = spec.public_design(data)
     if U_pub.shape[0] != len(data):
         raise DataMismatchError(f"{owner}: formulaic dropped rows; check for missing values.")
-    cluster_names, clusters = _cluster_codes(data, options.cluster, mechanism, owner)
+    cluster_names, clusters = cluster_codes_from_frame(
+        data, options.cluster, mechanism.private_columns, owner
+    )
     w = _sampling_weights(data, options.weights, mechanism, owner)
     if w is not None and options.riesz == "propensity":
         raise WeightsError(
@@ -498,45 +502,6 @@ def mechanism_record(mechanism: AlphaIdentity) -> dict[str, Any]:
     if any(type(c).__name__ == "Empirical" for _, c in mechanism.reference.parts):
         return {"mechanism": "alpha-identity", "alpha": mechanism.alpha}
     return mechanism.to_dict()
-
-
-def _cluster_codes(
-    data: pd.DataFrame, cluster: str | list[str] | None, mech: AlphaIdentity, owner: str
-) -> tuple[tuple[str, ...], IntArray | None]:
-    """Integer codes of public cluster columns: shape (n,) one-way, (n, 2) two-way."""
-    if cluster is None:
-        return (), None
-    names = [cluster] if isinstance(cluster, str) else list(cluster)
-    if not names or len(names) > 2 or not all(isinstance(c, str) for c in names):
-        raise ClusterError(
-            f"{owner}: cluster must be a column name or a list of one or two column names; "
-            f"got {cluster!r}."
-        )
-    codes = []
-    for col in names:
-        if col not in data.columns:
-            raise ClusterError(
-                f"{owner}: cluster column {col!r} is not in the data (columns: "
-                f"{list(data.columns)!r})."
-            )
-        if col in mech.private_columns:
-            raise ClusterError(
-                f"{owner}: cluster column {col!r} is covered by the mechanism; cluster labels "
-                "must be public (they group released rows for the variance)."
-            )
-        c, uniques = pd.factorize(data[col], use_na_sentinel=True)
-        if np.any(c < 0):
-            raise ClusterError(
-                f"{owner}: cluster column {col!r} holds {int(np.sum(c < 0))} missing label(s)."
-            )
-        if uniques.size < 2:
-            raise ClusterError(
-                f"{owner}: cluster-robust inference needs at least 2 clusters; column {col!r} "
-                f"has {uniques.size}."
-            )
-        codes.append(np.asarray(c, dtype=np.int64))
-    arr = codes[0] if len(codes) == 1 else np.column_stack(codes)
-    return tuple(names), arr
 
 
 def _sampling_weights(

@@ -35,6 +35,7 @@ bootstrap cluster-robust.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,9 +44,10 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from privinfer._chunking import row_chunks
-from privinfer._typing import FloatArray, IntArray, RandomStateLike
+from privinfer._frames import as_pandas, frame_from_arrays
+from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
 from privinfer._validation import spawn_generators
-from privinfer.exceptions import IndefiniteGramWarning, OverlapWarning
+from privinfer.exceptions import DataMismatchError, IndefiniteGramWarning, OverlapWarning
 from privinfer.formula import parse_treatment_formula
 from privinfer.inversion import ReferenceDesign, ReferenceMoments, reference_design
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
@@ -239,6 +241,7 @@ class TreatmentModel:
         owner = self._name
         dask_input = is_dask_frame(data)
         if not dask_input:
+            data = as_pandas(data, owner)
             check_frame(data, owner)
         described = data._meta if dask_input else data  # type: ignore[union-attr]
         self.mechanism = resolve_mechanism(described, mechanism, owner)
@@ -285,6 +288,107 @@ class TreatmentModel:
             covariates=parsed.covariates,
             mechanism=mechanism,
             formula=formula,
+            **options,
+        )
+
+    @classmethod
+    def from_arrays(
+        cls,
+        y: ArrayLike,
+        d: ArrayLike,
+        x: ArrayLike,
+        *,
+        mechanism: AlphaIdentity,
+        x_names: Sequence[str] | None = None,
+        clusters: ArrayLike | None = None,
+        weights: ArrayLike | None = None,
+        **options: Any,
+    ) -> TreatmentModel:
+        """Build the model from numpy arrays (DoubleML's ``from_arrays``).
+
+        The arrays become the columns ``y``, ``d``, ``x1 .. xk`` (``x`` for a 1-D array,
+        or ``x_names``), ``cluster`` (``cluster1``, ``cluster2`` for two columns) and
+        ``weights`` of a frame, and the covariates enter linearly as in
+        ``"y ~ d | x1 + ... + xk"``: the mechanism's reference distributions are keyed
+        by those names. Categorical covariates need :meth:`from_formula` (``C(g)``).
+
+        Parameters
+        ----------
+        y : array-like of shape (n,)
+            Outcome (public).
+        d : array-like of shape (n,)
+            Treatment (public).
+        x : array-like of shape (n,) or (n, k)
+            Covariates, released (private ones) or public.
+        mechanism : AlphaIdentity
+            The mechanism that released the private covariates.
+        x_names : sequence of str, optional
+            Covariate column names.
+        clusters : array-like of shape (n,) or (n, 2), optional
+            Public cluster labels (the ``cluster`` option).
+        weights : array-like of shape (n,), optional
+            Public sampling weights (the ``weights`` option).
+        **options
+            The other keyword options of the class.
+
+        Returns
+        -------
+        TreatmentModel
+            The model; call ``fit``.
+
+        Raises
+        ------
+        DataMismatchError
+            Arrays of different lengths or shapes, non-numeric arrays, or names that
+            clash; ``cluster`` / ``weights`` given both as arrays and as column names.
+
+        Warns
+        -----
+        UnverifiedReleaseWarning
+            Arrays carry no release metadata, so nothing shows that they went through
+            ``mechanism``.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import numpy as np, pandas as pd, privinfer as pi
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.uniform(-1, 1, (2000, 2))
+        >>> d = (rng.random(2000) < 1 / (1 + np.exp(-x[:, 0]))).astype(int)
+        >>> y = d + x.sum(axis=1) + rng.normal(size=2000)
+        >>> mech = pi.AlphaIdentity(0.8, {"x1": pi.reference.Uniform(-1, 1)})
+        >>> x_released = mech.privatize(pd.DataFrame({"x1": x[:, 0]}), shuffle=False,
+        ...                             random_state=1)
+        >>> X = np.column_stack([x_released["x1"], x[:, 1]])  # x1 released, x2 public
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", pi.UnverifiedReleaseWarning)
+        ...     res = pi.PrivateATE.from_arrays(y, d, X, mechanism=mech).fit(random_state=2)
+        >>> bool(abs(res.params["ATE"] - 1) < 4 * res.bse["ATE"])
+        True
+        """
+        owner = f"{cls._name}.from_arrays"
+        for key in ("cluster", "weights"):
+            if key in options and options[key] is not None:
+                raise DataMismatchError(
+                    f"{owner}: pass {key} as an array ({'clusters' if key == 'cluster' else key}"
+                    "=...); there are no named columns to refer to."
+                )
+        names = {"x": [x_names] if isinstance(x_names, str) else x_names} if x_names else None
+        frame, cols = frame_from_arrays(
+            {"y": y, "d": d, "x": x, "cluster": clusters, "weights": weights}, owner, names,
+            labels=("cluster",),
+        )
+        if "cluster" in cols:
+            cl = cols["cluster"]
+            options["cluster"] = cl[0] if len(cl) == 1 else cl
+        if "weights" in cols:
+            options["weights"] = "weights"
+        return cls(
+            frame,
+            outcome="y",
+            treatment="d",
+            covariates=cols["x"],
+            mechanism=mechanism,
             **options,
         )
 

@@ -34,27 +34,24 @@ Covariances, clusters and the sandwich come from :mod:`privinfer.covariance`.
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from privinfer._typing import FloatArray, RandomStateLike
-from privinfer._validation import check_in_interval, check_int, check_random_state
-from privinfer.covariance import cluster_codes
+from privinfer._frames import as_pandas, frame_from_arrays
+from privinfer._typing import ArrayLike, FloatArray, RandomStateLike
+from privinfer._validation import check_int, check_random_state
 from privinfer.exceptions import (
-    ClusterError,
     DataMismatchError,
-    NonRobustCovarianceWarning,
     NotAvailableError,
     SingularDesignError,
 )
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
-from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit, check_inputs
+from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit, check_inputs, fit_options
 from privinfer.models._gmm_design import build_linear_design, parse_linear_formula
-from privinfer.models._gmm_generic import build_generic_engine, check_start
+from privinfer.models._gmm_generic import build_generic_engine
 from privinfer.models._gmm_linear import LinearEngine
 from privinfer.models._gmm_logit import LogitEngine, MarginalEffects
 from privinfer.models._gmm_results import (
@@ -63,6 +60,7 @@ from privinfer.models._gmm_results import (
     se_note,
     weak_iv_lines,
 )
+from privinfer.models._inputs import mechanism_record, release_guarantees
 from privinfer.models._weakiv import ConfidenceSet, WeakIVStats
 from privinfer.results import Diagnostics, ResultsRecord
 
@@ -196,6 +194,7 @@ class PrivateGMM:
         columns: Sequence[str] | None = None,
         reference_size: int = 512,
     ) -> None:
+        data = as_pandas(data, "PrivateGMM")
         engine = (
             moments
             if isinstance(moments, GMMEngine)
@@ -395,6 +394,7 @@ class PrivateGMM:
         parsed = parse_linear_formula(formula, owner, iv=False)
         if not parsed.intercept:
             raise DataMismatchError(f"{owner}: {formula!r} must keep the intercept.")
+        data = as_pandas(data, owner)
         mech = check_inputs(data, mechanism, owner)
         size = check_int(reference_size, "reference_size", owner, 2)
         design = build_linear_design(parsed, data, mech, owner)
@@ -419,12 +419,124 @@ class PrivateGMM:
     ) -> PrivateGMM:
         owner = "PrivateGMM.iv" if iv else "PrivateGMM.ols"
         parsed = parse_linear_formula(formula, owner, iv=iv)
+        data = as_pandas(data, owner)
         mech = check_inputs(data, mechanism, owner)
         size = check_int(reference_size, "reference_size", owner, 2)
         design = build_linear_design(parsed, data, mech, owner)
         kind = "iv" if iv else "ols"
         engine = LinearEngine(design, mech, kind, formula, parsed.dependent, size, parsed.intercept)
         return cls(engine, data, mech, engine.k_params)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        dependent: ArrayLike,
+        exog: ArrayLike | None,
+        endog: ArrayLike | None = None,
+        instruments: ArrayLike | None = None,
+        *,
+        mechanism: AlphaIdentity,
+        logit: bool = False,
+        intercept: bool = True,
+        names: Mapping[str, str | Sequence[str]] | None = None,
+        reference_size: int = 8192,
+    ) -> PrivateGMM:
+        r"""Linear regression, linear IV or logit from numpy arrays (linearmodels' order).
+
+        The arrays become the columns ``y``, ``x1 .. xk`` (exogenous regressors),
+        ``endog1 ..`` and ``z1 ..`` (excluded instruments) of a frame (a 1-D array keeps
+        the bare name: ``x``, ``endog``, ``z``), and the model is built as
+        :meth:`ols` (``"y ~ x1 + x2"``), :meth:`iv` (``"y ~ x1 + [endog1 ~ z1 + z2]"``)
+        or :meth:`logit`; the mechanism's reference distributions are keyed by those
+        names. Categorical regressors need a formula (``C(g)``).
+
+        Parameters
+        ----------
+        dependent : array-like of shape (n,)
+            Dependent variable (public).
+        exog : array-like of shape (n,) or (n, k), or None
+            Exogenous regressors, without a constant column (see ``intercept``).
+        endog : array-like of shape (n,) or (n, p), optional
+            Endogenous regressors (IV); needs ``instruments``.
+        instruments : array-like of shape (n,) or (n, q), optional
+            Excluded instruments, ``q >= p``.
+        mechanism : AlphaIdentity
+            The mechanism that released the private columns.
+        logit : bool, default=False
+            A logistic regression of a 0/1 ``dependent`` instead of a linear model.
+        intercept : bool, default=True
+            Add an intercept (named ``Intercept``); a logit needs one.
+        names : mapping, optional
+            Column names by argument: ``{"dependent": "lwage", "exog": ["exper"],
+            "endog": ["educ"], "instruments": ["fatheduc", "motheduc"]}``.
+        reference_size : int, default=8192
+            Reference (Sobol) points for the moments of continuous private columns.
+
+        Returns
+        -------
+        PrivateGMM
+
+        Raises
+        ------
+        DataMismatchError
+            Arrays of different lengths, non-numeric arrays, clashing names, ``endog``
+            without ``instruments`` (or the reverse), or IV with ``logit=True``.
+
+        Warns
+        -----
+        UnverifiedReleaseWarning
+            Below keep probability 1: arrays carry no release metadata, so nothing
+            shows that they went through ``mechanism``.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import numpy as np, pandas as pd, privinfer as pi
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.uniform(0, 1, 3000); w = rng.normal(size=3000)
+        >>> y = 1 + 2 * x - w + rng.normal(size=3000)
+        >>> mech = pi.AlphaIdentity(0.6, {"x": pi.reference.Uniform(0, 1)})
+        >>> x_released = mech.privatize(pd.DataFrame({"x": x}), shuffle=False,
+        ...                             random_state=1)["x"]
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", pi.UnverifiedReleaseWarning)
+        ...     res = pi.PrivateGMM.from_arrays(y, np.column_stack([x_released, w]),
+        ...                                     mechanism=mech, names={"exog": ["x", "w"]})
+        >>> res.formula
+        'y ~ 1 + x + w'
+        >>> fit = res.fit(random_state=0)
+        >>> bool(abs(fit.params["x"] - 2) < 4 * fit.bse["x"])
+        True
+        """
+        owner = "PrivateGMM.from_arrays"
+        if (endog is None) != (instruments is None):
+            raise DataMismatchError(
+                f"{owner}: endogenous regressors and excluded instruments go together; got "
+                f"endog={'an array' if endog is not None else None} and instruments="
+                f"{'an array' if instruments is not None else None}."
+            )
+        if logit and endog is not None:
+            raise DataMismatchError(f"{owner}: a logit has no endogenous regressors.")
+        roles = {"dependent": "y", "exog": "x", "endog": "endog", "instruments": "z"}
+        given = dict(names or {})
+        unknown = sorted(set(given) - set(roles))
+        if unknown:
+            raise DataMismatchError(
+                f"{owner}: names keys must be among {list(roles)}; got {unknown}."
+            )
+        frame, cols = frame_from_arrays(
+            {"y": dependent, "x": exog, "endog": endog, "z": instruments},
+            owner,
+            {roles[k]: v for k, v in given.items()},
+        )
+        rhs = ["1" if intercept else "0", *cols.get("x", [])]
+        if endog is not None:
+            rhs.append(f"[{' + '.join(cols['endog'])} ~ {' + '.join(cols['z'])}]")
+        formula = f"{cols['y'][0]} ~ {' + '.join(rhs)}"
+        if logit:
+            return cls.logit(formula, frame, mechanism=mechanism, reference_size=reference_size)
+        build = cls.iv if endog is not None else cls.ols
+        return build(formula, frame, mechanism=mechanism, reference_size=reference_size)
 
     # -- fit ---------------------------------------------------------------------------
     def fit(
@@ -494,9 +606,9 @@ class PrivateGMM:
         DataMismatchError
             Bad ``initial_weight`` or options.
         """
-        opts = self._options(
-            weighting, cov_type, clusters, small_g, center, initial_weight, start_params,
-            max_iter, tol,
+        opts = fit_options(
+            self._engine, weighting, cov_type, clusters, small_g, center, initial_weight,
+            start_params, max_iter, tol,
         )  # fmt: skip
         rng = check_random_state(random_state)
         return self._results(self._engine.fit(opts, rng), opts)
@@ -557,83 +669,12 @@ class PrivateGMM:
                 f"The 'cov_type' parameter of {_OWNER}.anderson_rubin must be 'robust' or "
                 f"'clustered'. Got {cov_type!r} instead."
             )
-        opts = self._options("one-step", cov_type, clusters, small_g, False, None, None, 1, 0.5)
+        opts = fit_options(
+            self._engine, "one-step", cov_type, clusters, small_g, False, None, None, 1, 0.5
+        )
         engine = self._engine
         assert isinstance(engine, LinearEngine)
         return engine.weak_iv(opts, check_random_state(random_state))
-
-    def _options(
-        self,
-        weighting: str,
-        cov_type: str,
-        clusters: Any,
-        small_g: bool,
-        center: bool,
-        initial_weight: Any,
-        start_params: Any,
-        max_iter: int,
-        tol: float,
-    ) -> FitOptions:
-        owner = f"{_OWNER}.fit"
-        if weighting not in ("one-step", "two-step", "iterated"):
-            raise ValueError(
-                f"The 'weighting' parameter of {owner} must be 'one-step', 'two-step' or "
-                f"'iterated'. Got {weighting!r} instead."
-            )
-        if cov_type not in ("robust", "clustered", "nonrobust"):
-            raise ValueError(
-                f"The 'cov_type' parameter of {owner} must be 'robust', 'clustered' or "
-                f"'nonrobust'. Got {cov_type!r} instead."
-            )
-        for name, flag in (("center", center), ("small_g", small_g)):
-            if not isinstance(flag, bool):
-                raise ValueError(f"The {name!r} parameter of {owner} must be a bool. Got {flag!r}.")
-        if cov_type == "nonrobust":
-            self._check_nonrobust(owner)
-        codes = None
-        if cov_type == "clustered":
-            if clusters is None:
-                raise ClusterError(f"{owner}: cov_type='clustered' needs clusters.")
-            codes = cluster_codes(clusters, self._engine.n_obs, owner)
-        elif clusters is not None:
-            raise ClusterError(f"{owner}: clusters given but cov_type={cov_type!r}.")
-        if initial_weight is not None:
-            initial_weight = np.asarray(initial_weight, dtype=float)
-            if initial_weight.shape != (self.k_moms, self.k_moms):
-                raise DataMismatchError(
-                    f"{owner}: initial_weight must be a {self.k_moms} x {self.k_moms} matrix; got "
-                    f"shape {initial_weight.shape}."
-                )
-        start = None
-        if self.kind == "generic" and start_params is not None:
-            start = check_start(start_params, self.k_params)
-        return FitOptions(
-            weighting=weighting,
-            cov_type=cov_type,
-            codes=codes,
-            center=center,
-            small_g=small_g,
-            initial_weight=initial_weight,
-            start=start,
-            max_iter=check_int(max_iter, "max_iter", owner, 1),
-            tol=check_in_interval(tol, "tol", owner, 0.0, 1.0, low_open=True),
-            owner=owner,
-        )
-
-    def _check_nonrobust(self, owner: str) -> None:
-        if not self._engine.supports_nonrobust():
-            raise ValueError(
-                f"{owner}: cov_type='nonrobust' is defined for the formula routes (.ols, .iv, "
-                "logit); user moment functions have no classical covariance. Use 'robust'."
-            )
-        if self.mechanism.alpha < 1.0:
-            warnings.warn(
-                f"{owner}: cov_type='nonrobust' ignores the variance that the privacy noise adds "
-                f"to the moment rows; at alpha={self.mechanism.alpha:g} its standard errors are "
-                "too small. Use cov_type='robust' for inference.",
-                NonRobustCovarianceWarning,
-                stacklevel=4,
-            )
 
     # -- results -----------------------------------------------------------------------
     def _results(self, fit: GMMFit, o: FitOptions) -> PrivateGMMResults:
@@ -677,8 +718,8 @@ class PrivateGMM:
             dep_variable=self.dep_variable,
             params=pd.Series(theta, index=names),
             influence=np.asarray(infl),
-            mechanism=self.mechanism.to_dict(),
-            guarantees=_guarantees(self.mechanism),
+            mechanism=mechanism_record(self.mechanism),
+            guarantees=release_guarantees(self.mechanism),
             facts=tuple(facts),
             diagnostics=diag,
             rep_params=pd.DataFrame([theta], columns=names),
@@ -698,10 +739,3 @@ class PrivateGMM:
     def __repr__(self) -> str:
         what = self.formula if self.formula is not None else f"{self.k_moms} user moments"
         return f"PrivateGMM({self.kind}: {what}, alpha={self.mechanism.alpha:g})"
-
-
-def _guarantees(mechanism: AlphaIdentity) -> Any:
-    ref = mechanism.reference
-    if ref.is_discrete and ref.n_support > 100_000:
-        return None
-    return mechanism.guarantees()

@@ -1,21 +1,27 @@
-r"""The optimal binary PML mechanism :math:`K^*` and the private simple-vs-simple test (seed 001).
+r"""The optimal binary PML mechanism :math:`K^*` and the private simple-vs-simple test.
 
-:func:`optimal_binary_mechanism` builds the kernel of seed 001 Theorem 3, which attains
+Grosse, Saeidian, Oechtering and Skoglund (2026).
+
+:func:`optimal_binary_mechanism` builds the kernel of Grosse et al. (2026) Theorem 3, which attains
 the Dobrushin bound :func:`~privinfer.pml.eta_tv`; :class:`PMLTest` uses it to test
 :math:`H_0: X\sim P` against :math:`H_1: X\sim Q` from one privatised bit per person
-(seed 001 §VI-A, Proposition 1).
+(Grosse et al., 2026, §VI-A, Proposition 1).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from numbers import Integral
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from scipy import stats
+from statsmodels.iolib.summary import Summary
+from statsmodels.iolib.table import SimpleTable
 
+from privinfer._hypotheses import PostEstimationMixin
+from privinfer._tables import ModelLabel
 from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
 from privinfer._validation import check_in_interval, check_int, check_no_nan, check_random_state
 from privinfer.exceptions import (
@@ -65,8 +71,8 @@ class BinaryMechanism:
     Built by :func:`optimal_binary_mechanism`; it releases one bit ``y`` per record with
     :math:`K^*(0|x) = \beta + \eta_{TV}(\varepsilon)\,a(x)`, where :math:`a = 1_A` (or a
     soft set with values in [0, 1]) and :math:`\beta = (1 - e^\varepsilon c\,\mu(A))/
-    (1 + e^\varepsilon d_c)`. ``y = 0`` is the label favoured by x in A (seed 001's
-    labelling).
+    (1 + e^\varepsilon d_c)`. ``y = 0`` is the label favoured by x in A (the labelling of
+    Grosse et al., 2026).
 
     Attributes
     ----------
@@ -485,7 +491,10 @@ class BitTestPlan:
         return np.asarray(stats.binom.sf(self.critical_value(n_arr, alpha), n_arr, self.null_prob))
 
     def n_bound(self, zeta: float = 0.05) -> float:
-        r"""Sample size :math:`8\log(1/\zeta)/(\eta_{TV}^2\mathrm{TV}^2)` (seed 001 Prop. 1)."""
+        r"""Sample size :math:`8\log(1/\zeta)/(\eta_{TV}^2\mathrm{TV}^2)`.
+
+        Grosse et al. (2026), Proposition 1.
+        """
         denom = (self.eta_tv * self.tv_pq) ** 2
         if denom == 0:
             return float("inf")
@@ -516,10 +525,15 @@ class BitTestPlan:
 
 
 @dataclass(frozen=True)
-class PMLTestResult:
+class PMLTestResult(PostEstimationMixin):
     r"""Outcome of :meth:`PMLTest.test` on released bits.
 
     Holds no raw data: only the count of the label favoured by Q among the released bits.
+    Besides the test it estimates the one parameter the bits identify, the mass
+    :math:`m = E\,a(X)` that the data distribution puts on the test set A (``mass_A``;
+    :math:`P(A)` under :math:`H_0`, :math:`Q(A)` under :math:`H_1`), following the
+    conventions of :class:`~privinfer.PrivateResults`: ``params``, ``bse``, ``cov``,
+    ``conf_int``, ``summary()`` (a statsmodels Summary), ``t_test``, ``save`` / ``load``.
 
     Attributes
     ----------
@@ -539,6 +553,21 @@ class PMLTestResult:
         Exact power against Q at ``n_obs`` and ``alpha``.
     plans : tuple of BitTestPlan
         PML, LDP (c = 0) and non-private plans, first one the test that was run.
+    zeta : float
+        Error probability of the sample-size bound.
+    target_power : float
+        Power targeted by the exact sample size.
+    null_mass, alt_mass : float
+        :math:`P(A)` and :math:`Q(A)` of the (soft) test set.
+
+    Notes
+    -----
+    The counted label has probability :math:`\pi = \pi_0 + (\pi_1 - \pi_0)
+    (m - P(A))/(Q(A) - P(A))`, linear in :math:`m` with slope :math:`\pm\eta_{TV}`, so
+    :math:`\hat m = P(A) + (\hat\pi - \pi_0)(Q(A) - P(A))/(\pi_1 - \pi_0)` is unbiased
+    with standard error :math:`\sqrt{\hat\pi(1 - \hat\pi)/n}/\eta_{TV}`. ``tvalues``
+    is the z statistic :math:`(\hat m - P(A))/\mathrm{se}` and ``pvalues`` the exact
+    one-sided binomial p-value of the test.
 
     Examples
     --------
@@ -549,7 +578,10 @@ class PMLTestResult:
     (2000, 1, True, True)
     >>> res.comparison_frame().index.tolist()
     ['PML (c-interior)', 'LDP (c = 0)', 'non-private']
-    >>> "reject H0" in res.summary()
+    >>> "reject H0" in str(res.summary())
+    True
+    >>> m = float(res.params["mass_A"])  # the data come from Q: m is near Q(A), not P(A)
+    >>> abs(m - res.alt_mass) < 2 * float(res.bse["mass_A"]) < abs(m - res.null_mass)
     True
     """
 
@@ -563,35 +595,171 @@ class PMLTestResult:
     plans: tuple[BitTestPlan, ...]
     zeta: float = 0.05
     target_power: float = 0.8
+    null_mass: float = float("nan")
+    alt_mass: float = float("nan")
 
     def comparison_frame(self) -> pd.DataFrame:
         """Side-by-side power and sample sizes for PML, LDP and non-private tests."""
         return _plans_frame(self.plans, self.n_obs, self.alpha, self.zeta, self.target_power)
 
-    def summary(self) -> str:
-        """A readable report (returned, not printed)."""
+    # -- PrivateResults conventions ----------------------------------------------------
+    @property
+    def model(self) -> str:
+        """``"PMLTest"`` (a ``str`` carrying statsmodels' ``endog_names``)."""
+        return ModelLabel("PMLTest", "bit", ["mass_A"])
+
+    @property
+    def nobs(self) -> int:
+        """Number of released bits (statsmodels' name for :attr:`n_obs`)."""
+        return self.n_obs
+
+    @property
+    def _df_resid(self) -> float:
+        return float(self.n_obs - 1)
+
+    def _slope(self) -> float:
+        """Slope dm/dpi = (Q(A) - P(A)) / (pi_1 - pi_0), i.e. +-1/eta_TV."""
         plan = self.plans[0]
-        lines = [
-            "PMLTest: H0 X ~ P  vs  H1 X ~ Q  (exact binomial test on one privatised bit)",
-            "=" * 78,
-            f"eps (used):        {plan.eps:10.4f}   c:                 {plan.c:10.4g}",
-            f"eta_TV:            {plan.eta_tv:10.4f}   TV(P, Q):          {plan.tv_pq:10.4f}",
-            f"|P(A) - Q(A)|:     {plan.set_gap:10.4f}   TV(PK*, QK*):      {plan.tv_bits:10.4f}",
-            f"No. observations:  {self.n_obs:10d}   counted label:     {self.counted_label:10d}",
-            f"statistic:         {self.statistic:10d}   H0 prob of label:  {plan.null_prob:10.4f}",
-            f"p-value:           {self.p_value:10.4g}   level (alpha):     {self.alpha:10.4g}",
-            f"decision:          {'reject H0' if self.reject else 'keep H0':>10}   "
-            f"power vs Q:        {self.power:10.4f}",
-            "=" * 78,
-            self.comparison_frame().to_string(float_format=lambda v: f"{v:.4g}"),
-            "-" * 78,
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return float(np.float64(self.alt_mass - self.null_mass)
+                         / np.float64(plan.alt_prob - plan.null_prob))
+
+    @property
+    def params(self) -> pd.Series:
+        """Unbiased estimate of the mass of the test set A under the data distribution."""
+        pi_hat = self.statistic / self.n_obs
+        m = self.null_mass + (pi_hat - self.plans[0].null_prob) * self._slope()
+        return pd.Series({"mass_A": m})
+
+    @property
+    def bse(self) -> pd.Series:
+        """Standard error of ``mass_A``."""
+        pi_hat = self.statistic / self.n_obs
+        return pd.Series({"mass_A": np.sqrt(pi_hat * (1 - pi_hat) / self.n_obs)
+                          * abs(self._slope())})
+
+    @property
+    def std_errors(self) -> pd.Series:
+        """Alias of :attr:`bse` (linearmodels' name)."""
+        return self.bse
+
+    @property
+    def cov(self) -> pd.DataFrame:
+        """1 x 1 covariance of ``mass_A``."""
+        return pd.DataFrame([[float(self.bse.iloc[0]) ** 2]], index=["mass_A"],
+                            columns=["mass_A"])
+
+    @property
+    def tvalues(self) -> pd.Series:
+        """Z statistic of ``mass_A`` against its null value :math:`P(A)`."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (self.params - self.null_mass) / self.bse
+
+    @property
+    def pvalues(self) -> pd.Series:
+        """The exact one-sided binomial p-value of the test."""
+        return pd.Series({"mass_A": self.p_value})
+
+    def conf_int(self, alpha: float = 0.05, method: Literal["normal", "exact"] = "normal"
+                 ) -> pd.DataFrame:
+        r"""Confidence interval for ``mass_A``; ``alpha`` is the significance level.
+
+        Parameters
+        ----------
+        alpha : float, default=0.05
+            Significance level.
+        method : {"normal", "exact"}, default="normal"
+            Estimate :math:`\pm z_{1-\alpha/2}` SE, or the Clopper-Pearson interval of
+            the counted label's probability mapped through the linear map to ``mass_A``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``lower`` and ``upper``.
+        """
+        alpha = check_in_interval(alpha, "alpha", "PMLTestResult.conf_int", 0.0, 1.0,
+                                  low_open=True, high_open=True)
+        est = float(self.params.iloc[0])
+        if method == "normal":
+            half = float(stats.norm.ppf(1 - alpha / 2)) * float(self.bse.iloc[0])
+            lo, hi = est - half, est + half
+        elif method == "exact":
+            k, n = self.statistic, self.n_obs
+            p_lo = float(stats.beta.ppf(alpha / 2, k, n - k + 1)) if k > 0 else 0.0
+            p_hi = float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k)) if k < n else 1.0
+            ends = [self.null_mass + (p - self.plans[0].null_prob) * self._slope()
+                    for p in (p_lo, p_hi)]
+            lo, hi = min(ends), max(ends)
+        else:
+            raise ValueError(
+                "The 'method' parameter of PMLTestResult.conf_int must be 'normal' or "
+                f"'exact'. Got {method!r} instead."
+            )
+        return pd.DataFrame({"lower": [lo], "upper": [hi]}, index=["mass_A"])
+
+    def summary(self, alpha: float | None = None) -> Summary:
+        """A statsmodels :class:`~statsmodels.iolib.summary.Summary` (text, LaTeX, HTML).
+
+        Test facts left, privacy facts right; the estimated mass of the test set; the
+        PML, LDP and non-private plans side by side. It returns and never prints.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            Significance level of the interval (default: the level of the test).
+        """
+        level = self.alpha if alpha is None else alpha
+        plan = self.plans[0]
+        left = [
+            ("Test:", "H0: X ~ P vs H1: X ~ Q"),
+            ("No. Observations:", str(self.n_obs)),
+            ("Counted label:", str(self.counted_label)),
+            ("Statistic (count):", str(self.statistic)),
+            ("P-value (exact):", f"{self.p_value:.4g}"),
+            ("Level (alpha):", f"{self.alpha:.4g}"),
+            ("Decision:", "reject H0" if self.reject else "keep H0"),
+        ]
+        right = [
+            ("PML eps (used):", f"{plan.eps:.4g}"),
+            ("Density floor c:", f"{plan.c:.4g}"),
+            ("eta_TV:", f"{plan.eta_tv:.4f}"),
+            ("TV(P, Q):", f"{plan.tv_pq:.4f}"),
+            ("|P(A) - Q(A)|:", f"{plan.set_gap:.4f}"),
+            ("TV(PK*, QK*):", f"{plan.tv_bits:.4f}"),
+            ("Power vs Q:", f"{self.power:.4f}"),
+        ]
+        top = SimpleTable([list(r) for r in left], title="PMLTest Results",
+                          txt_fmt={"colwidths": 16})
+        top.extend_right(SimpleTable([list(r) for r in right]))
+        smry = Summary()
+        smry.tables.append(top)
+        ci = self.conf_int(level)
+        row = [float(self.params.iloc[0]), float(self.bse.iloc[0]), float(self.tvalues.iloc[0]),
+               self.p_value, float(ci["lower"].iloc[0]), float(ci["upper"].iloc[0]),
+               self.null_mass, self.alt_mass]
+        smry.tables.append(SimpleTable(
+            [[f"{v:.4f}" for v in row]],
+            headers=["coef", "std err", "z vs P(A)", "P-value", f"[{level / 2:g}",
+                     f"{1 - level / 2:g}]", "P(A)", "Q(A)"],
+            stubs=["mass_A"]))
+        frame = self.comparison_frame()
+        smry.tables.append(SimpleTable(
+            [[f"{v:.4g}" for v in r] for r in frame.to_numpy()],
+            headers=list(frame.columns), stubs=list(frame.index), title="Plans"))
+        smry.add_extra_txt([
+            "Exact one-sided binomial test on one bit per person released through the "
+            "optimal binary eps-PML mechanism K* (Grosse, Saeidian, Oechtering and Skoglund "
+            "2026, Theorem 3).",
             f"n_bound = 8 log(1/zeta) / (eta_TV^2 TV^2) with zeta = {self.zeta}; n_exact = "
             f"smallest n with power >= {self.target_power}.",
-        ]
-        return "\n".join(lines)
+        ])
+        return smry
 
     def __str__(self) -> str:
-        return self.summary()
+        return str(self.summary())
+
+    def _repr_html_(self) -> str:
+        return self.summary().as_html()
 
 
 def _plans_frame(
@@ -912,10 +1080,12 @@ class PMLTest:
         stat = int(np.sum(bits == label))
         plan = self.plans[0]
         pval = float(stats.binomtest(stat, n, plan.null_prob, alternative="greater").pvalue)
+        mp, mq = self._masses
         return PMLTestResult(
             statistic=stat, n_obs=n, counted_label=label, p_value=pval, alpha=alpha,
             reject=bool(pval <= alpha), power=float(plan.power(n, alpha)), plans=self.plans,
-            zeta=zeta, target_power=power,
+            zeta=zeta, target_power=power, null_mass=float(mp @ self._set_weights),
+            alt_mass=float(mq @ self._set_weights),
         )
 
     def compare(self, n: int, *, alpha: float | None = None, zeta: float = 0.05,

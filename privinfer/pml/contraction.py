@@ -1,8 +1,8 @@
-r"""Contraction under eps-PML on the c-interior: Dobrushin and SDPI bounds (seed 001).
+r"""Contraction under eps-PML on the c-interior: Dobrushin and SDPI bounds (Grosse et al., 2026).
 
-The tight total-variation contraction :func:`eta_tv` (seed 001 Theorem 3), its regime
+The tight total-variation contraction :func:`eta_tv` (Grosse et al., 2026, Theorem 3), its regime
 thresholds, the measured Dobrushin and hockey-stick coefficients of a discrete kernel,
-and the strong data processing inequalities (SDPIs) of seed 001 §V for general
+and the strong data processing inequalities (SDPIs) of Grosse et al. (2026) §V for general
 f-divergences, relative entropy (KL) and squared Hellinger distance.
 
 Conventions: :math:`\mathrm{TV}(P\|Q) = \tfrac12\sum|p-q|`,
@@ -66,7 +66,7 @@ def _check_tv(tv: object, owner: str) -> float:
 
 
 def high_privacy_threshold(c: float, measure: float) -> float:
-    r"""High-privacy threshold :math:`-\log(c\,\mu(\mathcal X))` of seed 001 Lemma 2.
+    r"""High-privacy threshold :math:`-\log(c\,\mu(\mathcal X))` of Grosse et al. (2026) Lemma 2.
 
     Below it, every kernel that is eps-PML on the c-interior also satisfies pure
     :math:`\log\gamma^*`-LDP (see :func:`privinfer.pml.pml_to_pure_ldp`).
@@ -103,7 +103,7 @@ def eps_star(c: float, measure: float) -> float:
     r"""Low-privacy threshold :math:`\varepsilon^* = -\log(c\,\mu(\mathcal X)/2)`.
 
     At and above it :math:`\eta_{TV}(\varepsilon) = 1`: eps-PML on the c-interior costs
-    nothing in total variation ("privacy for free", seed 001 §III-B, §VI).
+    nothing in total variation ("privacy for free", Grosse et al. (2026) §III-B, §VI).
 
     Parameters
     ----------
@@ -166,7 +166,7 @@ def eta_tv(eps: float, c: float, measure: float) -> float:
     .. math:: \eta_{TV}(\varepsilon) = \min\Big\{1, \frac{e^\varepsilon - 1}
               {1 + e^\varepsilon d_c}\Big\}, \quad d_c = 1 - c\,\mu(\mathcal X)
 
-    (seed 001 Theorem 3). Above :math:`\varepsilon^* = -\log(c\mu(\mathcal X)/2)` it
+    (Grosse et al., 2026, Theorem 3). Above :math:`\varepsilon^* = -\log(c\mu(\mathcal X)/2)` it
     equals 1; at ``c = 0`` it is the LDP value :math:`(e^\varepsilon-1)/(e^\varepsilon+1)`.
     Evaluated as :math:`(1 - e^{-\varepsilon})/(e^{-\varepsilon} + d_c)` to avoid overflow.
 
@@ -216,7 +216,7 @@ def dobrushin(K: ArrayLike) -> float:
     -----
     .. math:: \eta_{TV}(K) = \max_{x\ne x'} \tfrac12 \sum_y |K(y|x) - K(y|x')|
 
-    (seed 001 eq. (14)).
+    (Grosse et al., 2026, eq. (14)).
 
     Examples
     --------
@@ -236,7 +236,7 @@ def eta_gamma(K: ArrayLike, gamma: float) -> float:
     r"""Hockey-stick (:math:`E_\gamma`) contraction coefficient of a discrete kernel.
 
     For :math:`\gamma = e^\alpha` it is the smallest :math:`\delta` for which K is
-    :math:`(\alpha,\delta)`-LDP (Asoodeh et al., cited in seed 001 §II-C1). O(N^2 #Y).
+    :math:`(\alpha,\delta)`-LDP (Asoodeh et al., cited in Grosse et al. (2026) §II-C1). O(N^2 #Y).
 
     Parameters
     ----------
@@ -252,7 +252,7 @@ def eta_gamma(K: ArrayLike, gamma: float) -> float:
 
     See Also
     --------
-    eta_gamma_bound : The bound of seed 001 Theorem 4 in terms of eps and c.
+    eta_gamma_bound : The bound of Grosse et al. (2026) Theorem 4 in terms of eps and c.
 
     Examples
     --------
@@ -270,7 +270,7 @@ def eta_gamma(K: ArrayLike, gamma: float) -> float:
 
 
 def eta_gamma_bound(gamma: float, eps: float, c: float, measure: float) -> float:
-    r"""Bound on the :math:`E_\gamma` contraction of eps-PML kernels (seed 001 Thm 4).
+    r"""Bound on the :math:`E_\gamma` contraction of eps-PML kernels (Grosse et al., 2026, Thm 4).
 
     In the high-privacy regime :math:`\varepsilon < -\log(c\mu(\mathcal X))` an eps-PML
     kernel on :math:`\mathcal P_c` is :math:`\log\gamma^*`-LDP (Lemma 2) and has Dobrushin
@@ -300,7 +300,7 @@ def eta_gamma_bound(gamma: float, eps: float, c: float, measure: float) -> float
               \Big(\frac{\gamma^* - \gamma}{\gamma^* - 1}\Big)_+, \qquad
               \gamma^* = \frac{e^\varepsilon d_c}{1 - e^\varepsilon c\,\mu(\mathcal X)}
 
-    (seed 001 §IV-A; the theorem's display was lost in extraction, this is our
+    (Grosse et al., 2026, §IV-A; the displayed bound is our
     reconstruction: maximise :math:`u - \gamma v` over :math:`u \le \gamma^* v`,
     :math:`u - v \le \eta_{TV}`). At ``c = 0`` it is :math:`((e^\varepsilon -
     \gamma)/(e^\varepsilon + 1))_+` (Zamanlooy and Asoodeh). Outside the high-privacy
@@ -418,7 +418,7 @@ def hellinger_squared(p: ArrayLike, q: ArrayLike) -> float:
     r"""Squared Hellinger distance :math:`H^2(P\|Q) = \sum_y(\sqrt p - \sqrt q)^2`.
 
     This is the f-divergence of :math:`f(t) = (1-\sqrt t)^2` (range ``[0, 2]``), the
-    convention of seed 001 §V.
+    convention of Grosse et al. (2026) §V.
 
     Parameters
     ----------
@@ -449,7 +449,7 @@ def likelihood_ratio_bound(
 
     For :math:`P, Q\in\mathcal P_c` and K eps-PML on :math:`\mathcal P_c`, every output
     set B has :math:`(PK)(B)/(QK)(B) \le \Gamma_{\max}` and, by symmetry,
-    :math:`\ge 1/\Gamma_{\max}` (seed 001 Lemma 4). O(1).
+    :math:`\ge 1/\Gamma_{\max}` (Grosse et al., 2026, Lemma 4). O(1).
 
     Parameters
     ----------
@@ -460,7 +460,7 @@ def likelihood_ratio_bound(
     measure : float
         Reference measure :math:`\mu(\mathcal X)`.
     ratio_bound : {"seed", "refined"}, default="seed"
-        ``"seed"``: :math:`1 + e^\varepsilon d_c` (seed 001 Lemma 4 / Corollary 1).
+        ``"seed"``: :math:`1 + e^\varepsilon d_c` (Grosse et al., 2026, Lemma 4 / Corollary 1).
         ``"refined"``: :math:`\min\{e^\varepsilon, 1 + e^\varepsilon d_c\}`; the extra
         :math:`e^\varepsilon` holds because :math:`(PK)(B) \le \max_x K(B|x) \le
         e^\varepsilon (QK)(B)` is the PML constraint itself, and is smaller in the
@@ -528,7 +528,7 @@ def sdpi_f_bound(
         Convex, vectorised, ``f(1) = 0``.
     ratio_bound : {"seed", "refined"}, default="seed"
         Which :math:`\Gamma = \Gamma_{\max}` to use (:func:`likelihood_ratio_bound`);
-        ``"seed"`` reproduces seed 001 Theorem 5 exactly.
+        ``"seed"`` reproduces Grosse et al. (2026) Theorem 5 exactly.
 
     Returns
     -------
@@ -578,7 +578,7 @@ def sdpi_kl_bound(
 ) -> float:
     r"""Linear-in-TV SDPI for relative entropy under eps-PML on the c-interior.
 
-    The KL case of :func:`sdpi_f_bound` (seed 001 Corollary to Theorem 5), valid for
+    The KL case of :func:`sdpi_f_bound` (Grosse et al., 2026, Corollary to Theorem 5), valid for
     every eps-PML kernel and :math:`P, Q\in\mathcal P_c`. O(1).
 
     Parameters
@@ -623,7 +623,7 @@ def sdpi_hellinger_bound(
 ) -> float:
     r"""Linear-in-TV SDPI for squared Hellinger distance under eps-PML on the c-interior.
 
-    The :math:`f(t) = (1-\sqrt t)^2` case of :func:`sdpi_f_bound` (seed 001 §V-A),
+    The :math:`f(t) = (1-\sqrt t)^2` case of :func:`sdpi_f_bound` (Grosse et al., 2026, §V-A),
     valid for every eps-PML kernel and :math:`P, Q\in\mathcal P_c`. O(1).
 
     Parameters
@@ -665,7 +665,7 @@ def sdpi_hellinger_bound(
 
 
 def xi_constants(eps: float, c: float, measure: float) -> tuple[float, float]:
-    r"""Constants :math:`(\Xi, \tilde\Xi)` of the squared-TV KL bound (seed 001 §V-B).
+    r"""Constants :math:`(\Xi, \tilde\Xi)` of the squared-TV KL bound (Grosse et al., 2026, §V-B).
 
     Parameters
     ----------
@@ -710,9 +710,11 @@ def xi_constants(eps: float, c: float, measure: float) -> tuple[float, float]:
 
 
 def sdpi_kl_tv2_bound(tv: float, eps: float, c: float, measure: float) -> float:
-    r"""Squared-TV SDPI for relative entropy under eps-PML on the c-interior (seed 001 §V-B).
+    r"""Squared-TV SDPI for relative entropy under eps-PML on the c-interior.
 
-    The bound behind the minimax lower bounds of seed 001 §VI: it is quadratic in TV,
+    Grosse et al. (2026, §V-B).
+
+    The bound behind the minimax lower bounds of Grosse et al. (2026) §VI: it is quadratic in TV,
     so it tensorises into sample-complexity bounds. Valid for every eps-PML kernel and
     :math:`P, Q\in\mathcal P_c`. O(1).
 
@@ -745,11 +747,12 @@ def sdpi_kl_tv2_bound(tv: float, eps: float, c: float, measure: float) -> float:
     implement and prove this version. With :math:`M(\cdot|x) = c(\mu K)(\cdot) +
     d_c K(\cdot|x)` and :math:`\bar P = (P - c\mu)/d_c\in\mathcal P(\mathcal X)` we have
     :math:`PK = \bar P M` and :math:`\mathrm{TV}(\bar P\|\bar Q) = \mathrm{TV}(P\|Q)/d_c`
-    (seed 001 §III-A). M is :math:`\alpha`-LDP with :math:`e^\alpha = \min\{e^\varepsilon,
+    (Grosse et al., 2026, §III-A). M is :math:`\alpha`-LDP with
+    :math:`e^\alpha = \min\{e^\varepsilon,
     1 + e^\varepsilon d_c\}`: :math:`M(B|x)\le\max_x K(B|x)\le e^\varepsilon\min_{x'}
     M(B|x')` by the PML constraint, and the second term as in
     :func:`likelihood_ratio_bound`. The LDP chi-square bound :math:`\chi^2(\bar PM\|\bar QM)
-    \le (e^\alpha-1)^2 e^{-\alpha}\min\{4\mathrm{TV}^2, \mathrm{TV}\}` (seed 001 §V-B)
+    \le (e^\alpha-1)^2 e^{-\alpha}\min\{4\mathrm{TV}^2, \mathrm{TV}\}` (Grosse et al., 2026, §V-B)
     then gives the display. At ``c = 0`` it is the LDP bound.
 
     Examples

@@ -1,7 +1,9 @@
-r"""Conversions from eps-PML on the c-interior to (alpha, delta)-LDP (seed 001 §III-A, §VI-D1).
+r"""Conversions from eps-PML on the c-interior to (alpha, delta)-LDP.
+
+Grosse, Saeidian, Oechtering and Skoglund (2026, §III-A, §VI-D1).
 
 LDP is the ``c = 0`` case of c-interior PML: a kernel is eps-PML on
-:math:`\mathcal P_0 = \mathcal P(\mathcal X)` iff it is eps-LDP (seed 001 Theorem 2).
+:math:`\mathcal P_0 = \mathcal P(\mathcal X)` iff it is eps-LDP (Grosse et al., 2026, Theorem 2).
 For ``c > 0`` the conversions below are loose but valid; above the high-privacy
 threshold :math:`-\log(c\mu(\mathcal X))` no pure LDP guarantee follows at all.
 """
@@ -36,7 +38,7 @@ def gamma_star(eps: float, c: float, measure: float) -> float:
     r"""Likelihood-ratio constant :math:`\gamma^* = e^\varepsilon d_c/(1 - e^\varepsilon c\mu)`.
 
     The largest ratio :math:`K(B|x)/K(B|x')` of an eps-PML kernel on the c-interior in
-    the high-privacy regime (seed 001 Lemma 2, §IV-A, §VI-D1). O(1).
+    the high-privacy regime (Grosse et al., 2026, Lemma 2, §IV-A, §VI-D1). O(1).
 
     Parameters
     ----------
@@ -79,7 +81,7 @@ def pml_to_pure_ldp(eps: float, c: float, measure: float) -> float:
     r"""Pure LDP level :math:`\alpha = \log\gamma^*` implied by eps-PML on the c-interior.
 
     Every eps-PML kernel on :math:`\mathcal P_c` with :math:`\varepsilon <
-    -\log(c\mu(\mathcal X))` is :math:`\log\gamma^*`-LDP (seed 001 Lemma 2). O(1).
+    -\log(c\mu(\mathcal X))` is :math:`\log\gamma^*`-LDP (Grosse et al., 2026, Lemma 2). O(1).
 
     Parameters
     ----------
@@ -110,10 +112,10 @@ def pml_to_pure_ldp(eps: float, c: float, measure: float) -> float:
 
 
 def pml_to_approx_ldp(alpha: ArrayLike, eps: float, c: float, measure: float) -> FloatArray:
-    r"""(alpha, delta)-LDP curve implied by eps-PML on the c-interior (seed 001 §VI-D1).
+    r"""(alpha, delta)-LDP curve implied by eps-PML on the c-interior (Grosse et al., 2026, §VI-D1).
 
     A kernel is :math:`(\alpha,\delta)`-LDP iff its :math:`E_{e^\alpha}` contraction
-    coefficient is at most :math:`\delta`; seed 001 Theorem 4 bounds that coefficient.
+    coefficient is at most :math:`\delta`; Grosse et al. (2026) Theorem 4 bounds that coefficient.
     Vectorised over ``alpha``. O(len(alpha)).
 
     Parameters
@@ -170,7 +172,7 @@ def pml_to_approx_ldp(alpha: ArrayLike, eps: float, c: float, measure: float) ->
 def ldp_delta(alpha: ArrayLike, eps: float) -> FloatArray:
     r"""(alpha, delta) curve of an eps-LDP kernel (the c = 0 case of pml_to_approx_ldp).
 
-    The c = 0 case of :func:`pml_to_approx_ldp` (seed 001 §VI-D1, second display).
+    The c = 0 case of :func:`pml_to_approx_ldp` (Grosse et al., 2026, §VI-D1, second display).
 
     Parameters
     ----------

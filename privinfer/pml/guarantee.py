@@ -1,4 +1,4 @@
-r"""A printable record of every PML quantity of a mechanism (seed 001)."""
+r"""A printable record of every PML quantity of a mechanism (Grosse et al., 2026)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ class PMLGuarantee:
     Give the level, floor and reference measure (or a discrete kernel through
     :meth:`from_kernel`); every derived quantity is a property, and :meth:`summary`
     prints them: :math:`d_c`, :math:`\eta_{TV}`, the two regime thresholds, and the LDP
-    conversions of seed 001 Lemma 2 and §VI-D1.
+    conversions of Grosse et al. (2026) Lemma 2 and §VI-D1.
 
     Parameters
     ----------
@@ -86,7 +86,7 @@ class PMLGuarantee:
 
     @property
     def eta_tv(self) -> float:
-        r""":math:`\eta_{TV}(\varepsilon)` (seed 001 Theorem 3)."""
+        r""":math:`\eta_{TV}(\varepsilon)` (Grosse et al., 2026, Theorem 3)."""
         return eta_tv(self.eps, self.c, self.measure)
 
     @property
@@ -117,13 +117,16 @@ class PMLGuarantee:
 
     @property
     def ldp_epsilon(self) -> float:
-        r"""Pure LDP level :math:`\log\gamma^*` implied (seed 001 Lemma 2)."""
+        r"""Pure LDP level :math:`\log\gamma^*` implied (Grosse et al., 2026, Lemma 2)."""
         if not np.isfinite(self.eps):
             return float("inf")
         return pml_to_pure_ldp(self.eps, self.c, self.measure)
 
     def ldp_delta(self, alpha: ArrayLike) -> np.ndarray:
-        r""":math:`\delta(\alpha)` of the implied :math:`(\alpha,\delta)`-LDP (seed 001 §VI-D1)."""
+        r""":math:`\delta(\alpha)` of the implied :math:`(\alpha,\delta)`-LDP.
+
+        Grosse et al. (2026), §VI-D1.
+        """
         if not np.isfinite(self.eps):
             return np.ones(np.shape(alpha))
         return pml_to_approx_ldp(alpha, self.eps, self.c, self.measure)
@@ -152,7 +155,7 @@ class PMLGuarantee:
             "implied (alpha, delta)-LDP:  "
             + "  ".join(f"d({a:g}) = {d:.4g}" for a, d in zip(_ALPHA_GRID, deltas, strict=True)),
             "=" * 60,
-            "eps-PML on the c-interior (seed 001); c = 0 is eps-LDP.",
+            "eps-PML on the c-interior (Grosse et al., 2026); c = 0 is eps-LDP.",
         ]
         return "\n".join(lines)
 

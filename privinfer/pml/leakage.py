@@ -1,4 +1,4 @@
-r"""Pointwise maximal leakage (PML) of a discrete kernel on the c-interior (seed 001).
+r"""Pointwise maximal leakage (PML) of a discrete kernel on the c-interior (Grosse et al., 2026).
 
 This module holds the one implementation of :func:`pml_epsilon`; the alpha-identity
 mechanism's guarantees and the PML toolbox both call it.

@@ -1,7 +1,7 @@
 r"""Mean estimation under eps-PML on the c-interior with one released bit per person.
 
-The linear-kernel mechanism of DESIGN.md §8 attains the minimax risk
-:math:`b^2/(n\eta_{TV}^2)` of seed 001 Theorem 8. :class:`PrivateMean` (an interval) and
+The linear-kernel mechanism attains the minimax risk
+:math:`b^2/(n\eta_{TV}^2)` of Grosse et al. (2026) Theorem 8. :class:`PrivateMean` (an interval) and
 :class:`PrivateVectorMean` (a box, one random coordinate per person) keep the data holder's
 :meth:`privatize` and the analyst's :meth:`estimate` apart; results hold only counts.
 """
@@ -9,13 +9,18 @@ The linear-kernel mechanism of DESIGN.md §8 attains the minimax risk
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
 from formulaic import Formula, model_matrix
 from scipy import stats
+from statsmodels.iolib.summary import Summary
+from statsmodels.iolib.table import SimpleTable
 
+from privinfer._frames import as_pandas
+from privinfer._hypotheses import PostEstimationMixin
+from privinfer._tables import ModelLabel
 from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
 from privinfer._validation import check_in_interval, check_int, check_no_nan, check_random_state
 from privinfer.exceptions import DataMismatchError, MissingValueError, OutOfSupportError
@@ -62,11 +67,14 @@ def _check_bits(bits: ArrayLike, owner: str) -> IntArray:
 
 
 @dataclass(frozen=True)
-class PrivateMeanResult:
+class PrivateMeanResult(PostEstimationMixin):
     r"""Private mean estimates with standard errors and confidence intervals.
 
     Holds only per-parameter counts (``nobs``, ``n_ones``) and the mechanism's
-    parameters, never released or raw records.
+    parameters, never released or raw records. It follows the conventions of
+    :class:`~privinfer.PrivateResults`: ``params``, ``bse``, ``cov``, ``conf_int``,
+    ``summary()`` (a statsmodels Summary), ``t_test`` / ``wald_test`` / ``f_test``,
+    ``save`` / ``load``.
 
     Attributes
     ----------
@@ -87,6 +95,13 @@ class PrivateMeanResult:
         Midpoint of the bounds of each parameter.
     exact_ok : bool
         Whether the Clopper-Pearson interval applies (1-D releases).
+    covariance : pandas.DataFrame or None
+        Covariance of the estimates (``None``: independent, ``diag(std_errors**2)``;
+        the coordinates of a vector mean are correlated).
+    dep_variable : str
+        Name of the released column (``"x"`` when not known).
+    model_name : str
+        The estimator that produced the result.
 
     Examples
     --------
@@ -117,6 +132,47 @@ class PrivateMeanResult:
     half_width: pd.Series
     center: pd.Series
     exact_ok: bool = True
+    covariance: pd.DataFrame | None = None
+    dep_variable: str = "x"
+    model_name: str = "PrivateMean"
+
+    # -- PrivateResults conventions ----------------------------------------------------
+    @property
+    def model(self) -> str:
+        """Name of the estimator (a ``str`` carrying statsmodels' ``endog_names``)."""
+        return ModelLabel(self.model_name, self.dep_variable, list(self.params.index))
+
+    @property
+    def bse(self) -> pd.Series:
+        """Standard errors (statsmodels' name for :attr:`std_errors`)."""
+        return self.std_errors
+
+    @property
+    def cov(self) -> pd.DataFrame:
+        """Covariance of the estimates, labelled by parameter."""
+        if self.covariance is not None:
+            return self.covariance.copy()
+        idx = self.params.index
+        return pd.DataFrame(np.diag(self.std_errors.to_numpy() ** 2), index=idx, columns=idx)
+
+    @property
+    def tvalues(self) -> pd.Series:
+        """Z statistics for the null of a zero mean."""
+        return self.params / self.std_errors
+
+    @property
+    def pvalues(self) -> pd.Series:
+        """Two-sided normal p-values for the null of a zero mean."""
+        return pd.Series(2 * stats.norm.sf(np.abs(self.tvalues)), index=self.params.index)
+
+    @property
+    def n_rows(self) -> int:
+        """Released rows behind the estimates (groups are disjoint; vector means share rows)."""
+        return int(self.nobs.sum()) if self.exact_ok else int(self.nobs.max())
+
+    @property
+    def _df_resid(self) -> float:
+        return float(self.n_rows - len(self.params))
 
     def conf_int(self, alpha: float = 0.05, method: CIMethod = "normal") -> pd.DataFrame:
         r"""Confidence intervals; ``alpha`` here is the significance level (not a keep probability).
@@ -173,26 +229,60 @@ class PrivateMeanResult:
                              "nobs": self.nobs, f"[{alpha / 2:g}": ci["lower"],
                              f"{1 - alpha / 2:g}]": ci["upper"]})
 
-    def summary(self) -> str:
-        """A readable report (returned, not printed)."""
-        lines = [
-            "PrivateMean: one bit per person, eps-PML on the c-interior (seed 001 Thm 8)",
-            "=" * 78,
-            f"eps (PML):   {self.eps:10.4g}   c (density floor):  {self.c:10.4g}",
-            f"eta_TV:      {self.eta:10.4f}   risk factor 1/eta^2: {1 / self.eta**2:10.4g}",
-            "=" * 78,
-            self.summary_frame().to_string(float_format=lambda v: f"{v:.4f}"),
-            "-" * 78,
-            "Unbiased x_hat = m + b(2Y - 1)/eta; SE = sd(x_hat)/sqrt(n); normal 95% CI.",
+    def summary(self, alpha: float = 0.05) -> Summary:
+        """A statsmodels :class:`~statsmodels.iolib.summary.Summary` (text, LaTeX, HTML).
+
+        Release facts left, privacy facts right, then the estimates with normal
+        intervals; it returns and never prints.
+
+        Parameters
+        ----------
+        alpha : float, default=0.05
+            Significance level of the intervals.
+        """
+        ci = self.conf_int(alpha)
+        left = [
+            ("Dep. Variable:", self.dep_variable),
+            ("Estimator:", self.model_name),
+            ("No. Observations:", str(self.n_rows)),
+            ("Release:", "one bit per person" if self.exact_ok else "(coordinate, bit)"),
         ]
-        return "\n".join(lines)
+        right = [
+            ("PML eps:", f"{self.eps:.4g}"),
+            ("Density floor c:", f"{self.c:.4g}"),
+            ("eta_TV:", f"{self.eta:.4f}"),
+            ("Risk factor 1/eta^2:", f"{1 / self.eta**2:.4g}"),
+        ]
+        top = SimpleTable([list(r) for r in left], title=f"{self.model_name} Results",
+                          txt_fmt={"colwidths": 16})
+        top.extend_right(SimpleTable([list(r) for r in right]))
+        smry = Summary()
+        smry.tables.append(top)
+        data = np.column_stack([self.params, self.std_errors, self.tvalues, self.pvalues,
+                                ci["lower"], ci["upper"]])
+        rows = [[f"{v:.4f}" for v in row] + [str(int(n))]
+                for row, n in zip(data, self.nobs, strict=True)]
+        smry.tables.append(SimpleTable(
+            rows, headers=["coef", "std err", "z", "P>|z|", f"[{alpha / 2:g}",
+                           f"{1 - alpha / 2:g}]", "nobs"],
+            stubs=[str(s) for s in self.params.index]))
+        smry.add_extra_txt([
+            "Unbiased per-person terms m + b(2Y - 1)/eta; SE = sd / sqrt(n); normal intervals "
+            "(z and P>|z| for a zero mean).",
+            "eps-PML on the c-interior: Grosse, Saeidian, Oechtering and Skoglund (2026), "
+            "Theorem 8.",
+        ])
+        return smry
 
     def __str__(self) -> str:
-        return self.summary()
+        return str(self.summary())
+
+    def _repr_html_(self) -> str:
+        return self.summary().as_html()
 
 
 class PrivateMean:
-    r"""Mean of a bounded variable from one eps-PML bit per person (seed 001 §VI-C1).
+    r"""Mean of a bounded variable from one eps-PML bit per person (Grosse et al., 2026, §VI-C1).
 
     The holder releases :math:`Y\sim\mathrm{Bernoulli}((1-\eta)/2 + \eta(x - lo)/(hi - lo))`;
     the analyst averages :math:`\hat x = m + b(2Y-1)/\eta` (:math:`m` the midpoint,
@@ -226,7 +316,7 @@ class PrivateMean:
     is :math:`\log\frac{(1+\eta)/2}{cb + d_c(1-\eta)/2} = \log\frac{1+\eta}{1 - d_c\eta} =
     \varepsilon` (same for output 0). :math:`E\hat x = x` and :math:`E(\hat x - m)^2 =
     b^2/\eta^2`, so :math:`n\,E(\hat\theta - \theta)^2 = b^2/\eta^2 - (\theta - m)^2
-    \le b^2/\eta^2`: the upper bound of seed 001 Proposition 3.
+    \le b^2/\eta^2`: the upper bound of Grosse et al. (2026) Proposition 3.
 
     Examples
     --------
@@ -250,6 +340,8 @@ class PrivateMean:
         self.eps = check_in_interval(eps, "eps", owner, 0.0, np.inf, low_open=True)
         self.eta = eta_tv(self.eps, self.c, self.measure)
         _check_eta(self.eta, self.eps, self.measure, owner)
+        #: (bits, group indicators, names, outcome) bound by from_formula
+        self._design: tuple[IntArray, FloatArray, list[str], str] | None = None
 
     @property
     def center(self) -> float:
@@ -301,7 +393,8 @@ class PrivateMean:
             return pd.Series(y, index=x.index, name=x.name)
         return y
 
-    def _result(self, bits: IntArray, groups: FloatArray, names: list[str]) -> PrivateMeanResult:
+    def _result(self, bits: IntArray, groups: FloatArray, names: list[str],
+                dep: str = "x") -> PrivateMeanResult:
         b, m = self.half_width, self.center
         terms = b * (2.0 * bits - 1.0) / self.eta  # centred unbiased terms
         nobs = groups.sum(axis=0)
@@ -319,6 +412,7 @@ class PrivateMean:
             eps=self.eps, c=self.c, eta=self.eta,
             half_width=pd.Series(b / self.eta, index=idx),
             center=pd.Series(m, index=idx),
+            dep_variable=dep, model_name="PrivateMean",
         )
 
     def estimate(self, released: ArrayLike) -> PrivateMeanResult:
@@ -335,26 +429,74 @@ class PrivateMean:
             With a single parameter named ``"mean"``.
         """
         bits = _check_bits(released, "PrivateMean.estimate")
-        return self._result(bits, np.ones((bits.size, 1)), ["mean"])
+        name = released.name if isinstance(released, pd.Series) and released.name else "x"
+        return self._result(bits, np.ones((bits.size, 1)), ["mean"], str(name))
+
+    def fit(self, released: ArrayLike | None = None) -> PrivateMeanResult:
+        """Estimate from the data bound by :meth:`from_formula`, or from ``released`` bits.
+
+        Parameters
+        ----------
+        released : array-like of {0, 1}, optional
+            Bits from :meth:`privatize`; required unless the model was built with
+            :meth:`from_formula`.
+
+        Returns
+        -------
+        PrivateMeanResult
+
+        Raises
+        ------
+        DataMismatchError
+            No data: neither ``released`` nor a formula-built model; or both.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, privinfer as pi
+        >>> pm = pi.PrivateMean(bounds=(0.0, 1.0), eps=1.0, c=0.5)
+        >>> bits = pm.privatize(np.full(2000, 0.3), random_state=0)
+        >>> pm.fit(bits).params.equals(pm.estimate(bits).params)
+        True
+        """
+        design = getattr(self, "_design", None)
+        if released is not None:
+            if design is not None:
+                raise DataMismatchError(
+                    "PrivateMean.fit: this model was built from a formula and holds its data; "
+                    "call fit() without released bits."
+                )
+            return self.estimate(released)
+        if design is None:
+            raise DataMismatchError(
+                "PrivateMean.fit: no data. Pass the released bits, fit(released), or build the "
+                "model with PrivateMean.from_formula(formula, data, ...)."
+            )
+        return self._result(*design)
 
     @classmethod
-    def from_formula(cls, formula: str, data: pd.DataFrame, *, bounds: tuple[float, float],
-                     eps: float, c: float) -> PrivateMeanResult:
-        """Means of a released-bit column, overall (``"y ~ 1"``) or by group (``"y ~ C(g)"``).
+    def from_formula(cls, formula: str, data: Any, *, bounds: tuple[float, float],
+                     eps: float, c: float) -> PrivateMean:
+        """A model of the means of a released-bit column, overall or by group.
+
+        ``"y ~ 1"`` gives one mean, ``"y ~ C(g)"`` one per level of a public group
+        column; :meth:`fit` returns the estimates. The model holds the released bits and
+        group indicators (O(n G) memory); its results hold only counts.
 
         Parameters
         ----------
         formula : str
             ``"col ~ 1"`` or ``"col ~ C(group)"``; ``col`` holds released bits.
-        data : pandas.DataFrame
-            The released data.
+        data : DataFrame
+            The released data: pandas, polars or another DataFrame library (converted
+            once through narwhals, Arrow streams or the interchange protocol).
         bounds, eps, c
             As in the constructor (the mechanism that released ``col``).
 
         Returns
         -------
-        PrivateMeanResult
-            One parameter per group level (``"mean"`` without groups).
+        PrivateMean
+            Call :meth:`fit` for a :class:`PrivateMeanResult` with one parameter per
+            group level (``"mean"`` without groups).
 
         Raises
         ------
@@ -362,8 +504,24 @@ class PrivateMean:
             A right-hand side other than an intercept or one categorical term.
         MissingValueError
             NaN in the columns used.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, privinfer as pi
+        >>> rng = np.random.default_rng(0)
+        >>> g = rng.choice(["a", "b"], size=4000)
+        >>> x = np.where(g == "a", 0.8, 0.2)
+        >>> pm = pi.PrivateMean(bounds=(0.0, 1.0), eps=2.0, c=0.5)
+        >>> released = pd.DataFrame({"y": pm.privatize(x, random_state=1), "g": g})
+        >>> res = pi.PrivateMean.from_formula("y ~ C(g)", released, bounds=(0.0, 1.0),
+        ...                                   eps=2.0, c=0.5).fit()
+        >>> res.params.index.tolist(), res.model.endog_names
+        (['C(g)[a]', 'C(g)[b]'], 'y')
+        >>> bool(res.wald_test("`C(g)[a]` = `C(g)[b]`").pvalue < 1e-6)  # the groups differ
+        True
         """
         mech = cls(bounds=bounds, eps=eps, c=c)
+        data = as_pandas(data, "PrivateMean.from_formula")
         f = Formula(formula)
         lhs = list(f.lhs)
         rhs = [t for t in f.rhs if str(t) != "1"]
@@ -378,15 +536,19 @@ class PrivateMean:
         except ValueError as exc:
             raise MissingValueError(f"PrivateMean.from_formula: {exc}") from exc
         bits = _check_bits(np.asarray(y).ravel(), "PrivateMean.from_formula")
+        dep = str(y.columns[0])
         if groups is None:
-            return mech._result(bits, np.ones((bits.size, 1)), ["mean"])
+            mech._design = (bits, np.ones((bits.size, 1)), ["mean"], dep)
+            return mech
         g = np.asarray(groups, dtype=float)
         if not np.all(np.isin(g, (0.0, 1.0))) or np.any(g.sum(axis=1) != 1):
             raise DataMismatchError(
                 f"PrivateMean.from_formula: the right-hand side of {formula!r} must be one "
                 "categorical term (e.g. C(region)) giving group indicators."
             )
-        return mech._result(bits, g, list(groups.columns))
+        mech._result(bits, g, list(groups.columns), dep)  # validate now, not at fit()
+        mech._design = (bits, g, [str(v) for v in groups.columns], dep)
+        return mech
 
     def grid_kernel(self, n_grid: int = 101) -> tuple[FloatArray, FloatArray, float]:
         r"""The kernel on a symmetric grid with endpoints, for checking the PML numerically.
@@ -507,7 +669,13 @@ class PrivateVectorMean:
         return np.column_stack([j, y])
 
     def estimate(self, released: ArrayLike) -> PrivateMeanResult:
-        """Analyst side: unbiased coordinate means with SEs from ``(coordinate, bit)`` rows."""
+        r"""Analyst side: unbiased coordinate means with their covariance from ``(J, Y)`` rows.
+
+        The coordinates share rows, so their estimates are correlated: the covariance is
+        the sample covariance of the per-person terms over n (off-diagonal terms are
+        :math:`-(\theta_j - m_j)(\theta_k - m_k)/n` in expectation, since each person
+        reports one coordinate).
+        """
         rel = np.asarray(released)
         check_no_nan(rel, "released", "PrivateVectorMean.estimate")
         if rel.ndim != 2 or rel.shape[1] != 2 or rel.shape[0] < 2:
@@ -524,7 +692,8 @@ class PrivateVectorMean:
         onehot = (j[:, None] == np.arange(self.dim)[None, :]).astype(float)
         terms = self.dim * onehot * (b[None, :] * (2.0 * y[:, None] - 1.0) / self.eta)
         mean = terms.mean(axis=0)
-        se = terms.std(axis=0, ddof=1) / np.sqrt(n)
+        cov = np.cov(terms, rowvar=False, ddof=1).reshape(self.dim, self.dim) / n
+        se = np.sqrt(np.diag(cov))
         idx = pd.Index([f"x{k}" for k in range(self.dim)])
         return PrivateMeanResult(
             params=pd.Series(m + mean, index=idx), std_errors=pd.Series(se, index=idx),
@@ -533,7 +702,13 @@ class PrivateVectorMean:
             eps=self.eps, c=self.c, eta=self.eta,
             half_width=pd.Series(self.dim * b / self.eta, index=idx),
             center=pd.Series(m, index=idx), exact_ok=False,
+            covariance=pd.DataFrame(cov, index=idx, columns=idx), dep_variable="x",
+            model_name="PrivateVectorMean",
         )
+
+    def fit(self, released: ArrayLike) -> PrivateMeanResult:
+        """Analyst side, as :meth:`estimate` (the name every privinfer model uses)."""
+        return self.estimate(released)
 
     def grid_kernel(self, n_grid: int = 5) -> tuple[FloatArray, FloatArray, float]:
         r"""Kernel on a product grid (``n_grid`` symmetric points per axis, endpoints included).

@@ -3,7 +3,8 @@
 ``PRIVINFER_FUZZ_EXAMPLES`` scales every fuzz test's ``max_examples`` (the default run is
 small, so the whole fuzz suite stays under a minute on two cores); ``examples(n)`` returns
 the budget of one test. Each executed example is counted per entry point in ``COUNTS``;
-``tests/hardening/conftest.py`` prints the table at the end of a campaign run.
+``tests/hardening/conftest.py`` prints the table on request (``pytest --fuzz-summary``
+or a campaign run).
 """
 
 from __future__ import annotations

@@ -45,6 +45,7 @@ def test_publish_undeclared_is_an_explicit_opt_in():
     raw = _raw()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ex.SeedReleaseWarning)  # a seeded test release
         released = _mech().privatize(raw, publish_undeclared=True, random_state=0)
     assert list(released.columns) == list(raw.columns)
     desc = released.attrs[RELEASE_KEY]
@@ -128,3 +129,15 @@ def test_allow_derived_is_validated_and_recorded():
     assert released.attrs[RELEASE_KEY]["allow_derived"] == ["id"]
     with pytest.raises(ex.DataMismatchError, match="not published public columns"):
         _mech().privatize(raw, public=["y", "d", "id"], allow_derived=["income"])
+
+
+def test_integer_seed_on_privatize_warns_that_the_release_can_be_replayed():
+    """A guessed seed regenerates the coins, i.e. which rows went out verbatim."""
+    mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
+    raw = pd.DataFrame({"x": np.linspace(0.1, 0.9, 50)})
+    with pytest.warns(pi.exceptions.SeedReleaseWarning, match="guesses the seed"):
+        mech.privatize(raw, random_state=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pi.exceptions.SeedReleaseWarning)
+        mech.privatize(raw, random_state=None)
+        mech.privatize(raw, random_state=np.random.default_rng(1))

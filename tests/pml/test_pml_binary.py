@@ -125,7 +125,8 @@ def test_pmltest_sample_size_formula_and_series_roundtrip():
     res = t.test(released)
     assert "PMLTest" in str(res) and res.n_obs == 300
     assert set(vars(res)) == {"statistic", "n_obs", "counted_label", "p_value", "alpha",
-                              "reject", "power", "plans", "zeta", "target_power"}
+                              "reject", "power", "plans", "zeta", "target_power",
+                              "null_mass", "alt_mass"}
 
 
 def test_pmltest_continuous_densities_level_set_and_power():

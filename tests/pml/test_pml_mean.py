@@ -75,13 +75,14 @@ def test_from_formula_gives_group_means():
     pm = PrivateMean(bounds=(-1, 1), eps=2.0, c=0.2)
     released = pd.DataFrame({"income": pm.privatize(income, random_state=1), "region": region})
     res = PrivateMean.from_formula("income ~ C(region)", released, bounds=(-1, 1), eps=2.0,
-                                   c=0.2)
+                                   c=0.2).fit()
     assert len(res.params) == 2
     z = (res.params.to_numpy() - np.array([0.6, -0.2])) / res.std_errors.to_numpy()
     assert np.all(np.abs(z) < 4)
-    overall = PrivateMean.from_formula("income ~ 1", released, bounds=(-1, 1), eps=2.0, c=0.2)
+    overall = PrivateMean.from_formula("income ~ 1", released, bounds=(-1, 1), eps=2.0,
+                                       c=0.2).fit()
     assert overall.params.index.tolist() == ["mean"]
-    assert "PrivateMean" in overall.summary()
+    assert "PrivateMean Results" in str(overall.summary())
 
 
 def test_results_hold_no_raw_or_released_records():

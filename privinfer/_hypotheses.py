@@ -1,0 +1,465 @@
+r"""Post-estimation shared by every privinfer results object (statsmodels' conventions).
+
+Linear restrictions :math:`H_0: R\theta = q` are tested through the covariance that the
+results report (for the private models: the covariance of the :math:`Q_X^{-1}`-transformed
+influence values). Restrictions are given as statsmodels and linearmodels accept them: a
+string such as ``"educ = exper, expersq = 0"`` (parsed by formulaic's
+``LinearConstraints``), a matrix :math:`R` (then :math:`q = 0`) or a tuple ``(R, q)``.
+The tests return statsmodels' :class:`~statsmodels.stats.contrast.ContrastResults`, so
+``.statistic``, ``.pvalue``, ``.conf_int()`` and ``.summary()`` work as for statsmodels
+results. ``save`` / ``load`` pickle a results object (statsmodels' ``save``).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Sequence
+from typing import IO, Any, TypeVar
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from statsmodels.stats.contrast import ContrastResults
+
+from privinfer._typing import FloatArray
+from privinfer.exceptions import ConstraintError, DataMismatchError
+
+__all__ = ["PersistMixin", "PostEstimationMixin", "RestrictionLike", "linear_restrictions"]
+
+#: A restriction: a string, a matrix R (q = 0), or a tuple (R, q).
+RestrictionLike = str | Sequence[str] | np.ndarray | tuple[Any, Any] | pd.DataFrame
+
+_T = TypeVar("_T", bound="PersistMixin")
+
+
+def linear_restrictions(
+    spec: Any, names: Sequence[str], owner: str
+) -> tuple[FloatArray, FloatArray]:
+    r"""Restriction matrix :math:`R` (J x k) and values :math:`q` (J) from a user spec.
+
+    Parameters
+    ----------
+    spec : str, sequence of str, array-like or tuple (R, q)
+        ``"a = b, c = 1"`` (a name alone means ``name = 0``), a list of such strings, a
+        matrix :math:`R` with one column per parameter (``q = 0``), a vector (one
+        restriction), or ``(R, q)``.
+    names : sequence of str
+        Parameter names, in order.
+    owner : str
+        The calling method, for messages.
+
+    Returns
+    -------
+    R : ndarray of shape (J, k)
+    q : ndarray of shape (J,)
+
+    Raises
+    ------
+    ConstraintError
+        Unknown names, a malformed string, a matrix of the wrong width, or linearly
+        dependent restrictions.
+
+    Examples
+    --------
+    >>> R, q = linear_restrictions("b = 2 * a, c = 1", ["a", "b", "c"], "demo")
+    >>> R.tolist(), q.tolist()
+    ([[-2.0, 1.0, 0.0], [0.0, 0.0, 1.0]], [0.0, 1.0])
+    """
+    from formulaic.utils.constraints import LinearConstraints
+
+    names = [str(n) for n in names]
+    k = len(names)
+    if isinstance(spec, pd.DataFrame):
+        spec = spec.reindex(columns=names, fill_value=0.0).to_numpy(dtype=float)
+    if isinstance(spec, (list, tuple)) and spec and all(isinstance(s, str) for s in spec):
+        spec = ", ".join(spec)
+    if isinstance(spec, str):
+        try:
+            lc = LinearConstraints.from_spec(spec, variable_names=names)
+        except Exception as err:  # formulaic raises several types for bad strings
+            raise ConstraintError(
+                f"{owner}: cannot read the restrictions {spec!r} ({err}). Write them in terms "
+                f"of the parameter names {names!r}, e.g. '{names[0]} = 0'."
+            ) from None
+        R = np.asarray(lc.constraint_matrix, dtype=float)
+        q = np.asarray(lc.constraint_values, dtype=float).ravel()
+    else:
+        if isinstance(spec, tuple) and len(spec) == 2:
+            R_raw, q_raw = spec
+        else:
+            R_raw, q_raw = spec, None
+        try:
+            R = np.atleast_2d(np.asarray(R_raw, dtype=float))
+            q = (
+                np.zeros(R.shape[0])
+                if q_raw is None
+                else np.atleast_1d(np.asarray(q_raw, dtype=float)).ravel()
+            )
+        except (TypeError, ValueError) as err:
+            raise ConstraintError(
+                f"{owner}: restrictions must be a string, a matrix R or a tuple (R, q); got "
+                f"{type(spec).__name__} ({err})."
+            ) from None
+        if R.ndim != 2 or R.shape[1] != k:
+            raise ConstraintError(
+                f"{owner}: the restriction matrix R must have {k} columns (one per parameter "
+                f"{names!r}); got shape {R.shape}."
+            )
+        if q.shape[0] != R.shape[0]:
+            raise ConstraintError(
+                f"{owner}: R has {R.shape[0]} rows but q has {q.shape[0]} values."
+            )
+    if R.shape[0] == 0 or not (np.all(np.isfinite(R)) and np.all(np.isfinite(q))):
+        raise ConstraintError(f"{owner}: restrictions must be non-empty and finite.")
+    rank = int(np.linalg.matrix_rank(R))
+    if rank < R.shape[0]:
+        raise ConstraintError(
+            f"{owner}: the {R.shape[0]} restrictions are linearly dependent (rank {rank}); "
+            "drop the redundant ones."
+        )
+    return R, q
+
+
+def _label(row: FloatArray, value: float, names: Sequence[str]) -> str:
+    """A readable name for one restriction, e.g. ``"educ - exper = 0"``."""
+    parts = []
+    for coef, name in zip(row, names, strict=True):
+        if coef == 0:
+            continue
+        sign = "-" if coef < 0 else "+"
+        mag = abs(coef)
+        term = name if mag == 1 else f"{mag:g}*{name}"
+        parts.append((sign, term))
+    text = " ".join(f"{s} {t}" for s, t in parts).lstrip("+ ")
+    if parts and parts[0][0] == "-":
+        text = "-" + text[2:]
+    return f"{text} = {value:g}"
+
+
+def _f_result(fvalue: Any, df_num: float, df_denom: float) -> ContrastResults:
+    """An F-test ContrastResults; an infinite ``df_denom`` gives the chi2(J)/J p-value."""
+    res = ContrastResults(F=fvalue, df_denom=df_denom, df_num=df_num)
+    if not np.isfinite(df_denom):
+        res.pvalue = np.squeeze(stats.chi2.sf(np.asarray(fvalue) * df_num, df_num))
+    return res
+
+
+class PersistMixin:
+    """``save`` and ``load`` through :mod:`pickle` (statsmodels' ``save`` / ``load_pickle``)."""
+
+    # -- persistence -------------------------------------------------------------------
+    def save(self, fname: str | os.PathLike[str] | IO[bytes]) -> None:
+        """Save the results with :mod:`pickle` (statsmodels' ``save``).
+
+        The file holds what the object holds: estimates, covariances, influence values
+        and counts, never raw private values or the input frame.
+
+        Parameters
+        ----------
+        fname : str, path or binary file object
+            Where to write.
+
+        See Also
+        --------
+        load : Read them back.
+
+        Examples
+        --------
+        >>> import io, numpy as np, pandas as pd, privinfer as pi
+        >>> rec = pi.results.ResultsRecord(
+        ...     "Demo", "y", pd.Series({"a": 1.0}), np.array([[1.0], [-1.0]]),
+        ...     {"alpha": 1.0}, None, (), pi.results.Diagnostics(), pd.DataFrame())
+        >>> buf = io.BytesIO()
+        >>> pi.PrivateResults(rec).save(buf)
+        >>> _ = buf.seek(0)
+        >>> pi.PrivateResults.load(buf).params.to_dict()
+        {'a': 1.0}
+        """
+        if hasattr(fname, "write"):
+            pickle.dump(self, fname, protocol=pickle.HIGHEST_PROTOCOL)  # type: ignore[arg-type]
+            return
+        with open(os.fspath(fname), "wb") as fh:  # type: ignore[arg-type]
+            pickle.dump(self, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+    @classmethod
+    def load(cls: type[_T], fname: str | os.PathLike[str] | IO[bytes]) -> _T:
+        """Load results written by :meth:`save`.
+
+        Unpickling runs code from the file: load only files you trust (as with
+        statsmodels' ``load_pickle``).
+
+        Parameters
+        ----------
+        fname : str, path or binary file object
+            Where to read.
+
+        Returns
+        -------
+        The results object, of this class.
+
+        Raises
+        ------
+        DataMismatchError
+            The file holds another kind of object.
+        """
+        if hasattr(fname, "read"):
+            obj = pickle.load(fname)  # type: ignore[arg-type]
+        else:
+            with open(os.fspath(fname), "rb") as fh:  # type: ignore[arg-type]
+                obj = pickle.load(fh)
+        if not isinstance(obj, cls):
+            raise DataMismatchError(
+                f"{cls.__name__}.load: the file holds a {type(obj).__name__}, not a "
+                f"{cls.__name__}."
+            )
+        return obj
+
+
+class PostEstimationMixin(PersistMixin):
+    """``cov_params``, ``t_test``, ``wald_test``, ``f_test``, ``save`` and ``load``.
+
+    A results class provides ``params`` (a labelled Series), ``cov`` (a labelled
+    DataFrame) and ``_df_resid`` (the residual degrees of freedom used by ``f_test``).
+    """
+
+    params: pd.Series
+    cov: pd.DataFrame
+    #: Student t / F references by default (statsmodels' ``use_t``); the private
+    #: covariances are asymptotic, so normal / chi-square unless a results class says so.
+    use_t: bool = False
+
+    @property
+    def _df_resid(self) -> float:
+        return float("inf")
+
+    def _restrictions(self, spec: Any, owner: str) -> tuple[FloatArray, FloatArray]:
+        return linear_restrictions(spec, list(self.params.index), owner)
+
+    def cov_params(
+        self, r_matrix: RestrictionLike | None = None, column: Any = None
+    ) -> pd.DataFrame | FloatArray:
+        r"""Covariance of the estimates, of a subset, or of linear combinations :math:`R\theta`.
+
+        The same matrix as :attr:`cov` (statsmodels' name).
+
+        Parameters
+        ----------
+        r_matrix : str, array-like or tuple, optional
+            Restrictions (see :meth:`t_test`); returns :math:`RVR'`.
+        column : str, int or sequence of them, optional
+            Parameters (names or positions) whose covariance block is returned.
+
+        Returns
+        -------
+        DataFrame or ndarray
+            The labelled covariance (or a block of it); an ndarray :math:`RVR'` for
+            ``r_matrix``.
+
+        Raises
+        ------
+        ConstraintError
+            Bad restrictions.
+        KeyError
+            An unknown parameter in ``column``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, privinfer as pi
+        >>> rec = pi.results.ResultsRecord(
+        ...     "Demo", "y", pd.Series({"a": 1.0, "b": 2.0}), np.array([[1.0, 0.0], [-1.0, 0.0],
+        ...     [0.0, 2.0], [0.0, -2.0]]), {"alpha": 1.0}, None, (), pi.results.Diagnostics(),
+        ...     pd.DataFrame())
+        >>> res = pi.PrivateResults(rec)
+        >>> res.cov_params().to_numpy().tolist()
+        [[0.125, 0.0], [0.0, 0.5]]
+        >>> res.cov_params("a - b").tolist()  # Var(a - b)
+        [[0.625]]
+        """
+        cov = self.cov
+        if r_matrix is not None:
+            R, _ = self._restrictions(r_matrix, "cov_params")
+            return R @ cov.to_numpy() @ R.T
+        if column is None:
+            return cov.copy()
+        cols = [column] if isinstance(column, (str, int, np.integer)) else list(column)
+        index = cov.index
+        labels = [index[c] if isinstance(c, (int, np.integer)) else c for c in cols]
+        missing = [c for c in labels if c not in index]
+        if missing:
+            raise KeyError(f"cov_params: {missing!r} not among the parameters {list(index)!r}.")
+        return cov.loc[labels, labels].copy()
+
+    def t_test(self, r_matrix: RestrictionLike, *, use_t: bool | None = None) -> ContrastResults:
+        r"""Z tests of each linear restriction :math:`r_j'\theta = q_j` separately.
+
+        Parameters
+        ----------
+        r_matrix : str, sequence of str, array-like or tuple (R, q)
+            ``"educ = 0, exper = expersq"`` (formulaic's constraint syntax; a name alone
+            means ``name = 0``), a matrix :math:`R` with one column per parameter
+            (:math:`q = 0`), or ``(R, q)``.
+        use_t : bool, optional
+            Student t with the residual degrees of freedom instead of the normal
+            (default: the results' ``use_t``, False for the private covariances).
+
+        Returns
+        -------
+        statsmodels.stats.contrast.ContrastResults
+            ``effect`` (:math:`R\hat\theta`), ``sd``, ``statistic`` (z), ``pvalue``,
+            ``conf_int()``, ``summary()`` and ``summary_frame()``.
+
+        Raises
+        ------
+        ConstraintError
+            Bad restrictions.
+
+        Notes
+        -----
+        .. math:: z_j = \frac{r_j'\hat\theta - q_j}{\sqrt{r_j'\hat V r_j}}
+                  \sim N(0, 1)
+
+        with :math:`\hat V` the reported covariance (statsmodels' ``t_test`` with
+        ``use_t=False``, as for its robust covariances).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, privinfer as pi
+        >>> rec = pi.results.ResultsRecord(
+        ...     "Demo", "y", pd.Series({"a": 1.0, "b": 2.0}), np.array([[1.0, 0.0], [-1.0, 0.0],
+        ...     [0.0, 2.0], [0.0, -2.0]]), {"alpha": 1.0}, None, (), pi.results.Diagnostics(),
+        ...     pd.DataFrame())
+        >>> tt = pi.PrivateResults(rec).t_test("b = 2 * a, a = 1")  # Var(b - 2a) = 1
+        >>> tt.effect.tolist(), np.round(tt.sd, 4).tolist(), tt.statistic.tolist()
+        ([0.0, 1.0], [1.0, 0.3536], [0.0, 0.0])
+        """
+        R, q = self._restrictions(r_matrix, "t_test")
+        theta = self.params.to_numpy(dtype=float)
+        effect = R @ theta
+        sd = np.sqrt(np.diag(R @ self.cov.to_numpy() @ R.T))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = (effect - q) / sd
+        if self.use_t if use_t is None else use_t:
+            out = ContrastResults(effect=effect, t=z, sd=sd, df_denom=self._df_resid)
+        else:
+            out = ContrastResults(
+                effect=effect, statistic=z, sd=sd, df_denom=self._df_resid, distribution="norm"
+            )
+        out.c_names = [_label(r, v, list(self.params.index)) for r, v in zip(R, q, strict=True)]
+        return out
+
+    def wald_test(
+        self, r_matrix: RestrictionLike, *, use_f: bool | None = None, scalar: bool = True
+    ) -> ContrastResults:
+        r"""Joint Wald test of :math:`H_0: R\theta = q` through the reported covariance.
+
+        Parameters
+        ----------
+        r_matrix : str, sequence of str, array-like or tuple (R, q)
+            Restrictions, as in :meth:`t_test`.
+        use_f : bool, optional
+            Report :math:`W/J` against :math:`F(J, \text{df\_resid})` (as :meth:`f_test`)
+            instead of :math:`W` against :math:`\chi^2_J` (default: the results'
+            ``use_t``, False for the private covariances; statsmodels' rule).
+        scalar : bool, default=True
+            Return the statistic as a float (statsmodels' ``scalar=True``).
+
+        Returns
+        -------
+        statsmodels.stats.contrast.ContrastResults
+            ``statistic``, ``pvalue``, ``df_denom`` (J for the chi-square version),
+            ``distribution``.
+
+        Raises
+        ------
+        ConstraintError
+            Bad restrictions, or a covariance that is singular along them.
+
+        Notes
+        -----
+        .. math:: W = (R\hat\theta - q)'(R\hat VR')^{-1}(R\hat\theta - q) \sim \chi^2_J.
+
+        At keep probability 1 the private models' covariances are the usual
+        heteroskedasticity-robust ones, and ``W`` equals statsmodels' ``wald_test``
+        (``cov_type="HC0"``) and linearmodels' ``wald_test``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, privinfer as pi
+        >>> rec = pi.results.ResultsRecord(
+        ...     "Demo", "y", pd.Series({"a": 1.0, "b": 2.0}), np.array([[1.0, 0.0], [-1.0, 0.0],
+        ...     [0.0, 2.0], [0.0, -2.0]]), {"alpha": 1.0}, None, (), pi.results.Diagnostics(),
+        ...     pd.DataFrame())
+        >>> w = pi.PrivateResults(rec).wald_test("a = 0, b = 0")
+        >>> w.statistic, w.df_denom  # 1 / 0.125 + 4 / 0.5
+        (16.0, 2.0)
+        """
+        R, q = self._restrictions(r_matrix, "wald_test")
+        J = R.shape[0]
+        diff = R @ self.params.to_numpy(dtype=float) - q
+        V = R @ self.cov.to_numpy() @ R.T
+        if not np.all(np.isfinite(V)) or np.linalg.matrix_rank(V) < J:
+            raise ConstraintError(
+                f"wald_test: the covariance of the {J} restricted combinations is singular "
+                f"(rank {np.linalg.matrix_rank(V) if np.all(np.isfinite(V)) else 'nan'}); "
+                "the restrictions cannot be tested jointly. Drop the ones along which the "
+                "estimate has no variance."
+            )
+        stat: Any = diff @ np.linalg.solve(V, diff)
+        stat = float(stat) if scalar else np.atleast_2d(stat)
+        if self.use_t if use_f is None else use_f:
+            return _f_result(stat / J, float(J), self._df_resid)
+        return ContrastResults(
+            chi2=stat, df_denom=float(J), statistic=stat, distribution="chi2",
+            distargs=(float(J),),
+        )
+
+    def f_test(
+        self, r_matrix: RestrictionLike, *, df_denom: float | None = None
+    ) -> ContrastResults:
+        r"""Joint F test of :math:`H_0: R\theta = q`: the Wald statistic over J.
+
+        Parameters
+        ----------
+        r_matrix : str, sequence of str, array-like or tuple (R, q)
+            Restrictions, as in :meth:`t_test`.
+        df_denom : float, optional
+            Denominator degrees of freedom. The default is statsmodels' residual degrees
+            of freedom, the number of observations minus the number of parameters; pass
+            ``numpy.inf`` for the asymptotic :math:`\chi^2_J/J` reference.
+
+        Returns
+        -------
+        statsmodels.stats.contrast.ContrastResults
+            ``fvalue`` (= ``statistic``), ``pvalue``, ``df_num`` (J), ``df_denom``.
+
+        Raises
+        ------
+        ConstraintError
+            Bad restrictions, or a covariance that is singular along them.
+        ValueError
+            ``df_denom`` not positive.
+
+        Notes
+        -----
+        .. math:: F = W/J \sim F(J, \text{df\_denom}).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, privinfer as pi
+        >>> rec = pi.results.ResultsRecord(
+        ...     "Demo", "y", pd.Series({"a": 1.0, "b": 2.0}), np.array([[1.0, 0.0], [-1.0, 0.0],
+        ...     [0.0, 2.0], [0.0, -2.0]]), {"alpha": 1.0}, None, (), pi.results.Diagnostics(),
+        ...     pd.DataFrame())
+        >>> f = pi.PrivateResults(rec).f_test("a = 0, b = 0", df_denom=np.inf)
+        >>> f.fvalue, f.df_num, round(float(f.pvalue), 6)  # = exp(-16 / 2)
+        (8.0, 2.0, 0.000335)
+        """
+        res = self.wald_test(r_matrix, use_f=True)
+        if df_denom is not None:
+            if isinstance(df_denom, bool) or not float(df_denom) > 0:
+                raise ValueError(
+                    f"The 'df_denom' parameter of f_test must be positive; got {df_denom!r}."
+                )
+            res = _f_result(float(res.fvalue), float(res.df_num), float(df_denom))
+        return res

