@@ -322,7 +322,7 @@ def dask_treatment_data(
     ------
     UnsupportedBackendError
         An option that needs all private rows at once (kernel outcome, propensity Riesz
-        route, degree chosen by private CV).
+        route, the adaptive sieve whose knots come from the released rows).
     MechanismMismatchError, DataMismatchError, MissingValueError, ClusterError, WeightsError
         As with pandas input.
     """
@@ -331,13 +331,15 @@ def dask_treatment_data(
     unsupported = {
         "outcome_model='kernel'": options.outcome_model == "kernel",
         "riesz='propensity'": options.riesz == "propensity",
-        "degree='cv'": options.degree == "cv",
+        "the adaptive sieve (degree=None or 'cv')": options.degree is None
+        or options.degree == "cv",
     }
     bad = [k for k, v in unsupported.items() if v]
     if bad:
         raise UnsupportedBackendError(
             f"{owner}: {', '.join(bad)} is not available on Dask input (it needs every private "
-            "row at once); use the defaults or compute() to pandas."
+            "row at once); pass an integer degree (its ridges are still chosen by private "
+            "CV from per-fold sums) or compute() to pandas."
         )
     columns = [str(c) for c in data.columns]
     missing = [c for c in mechanism.private_columns if c not in columns]

@@ -59,9 +59,13 @@ def _assert_same(a: pi.PrivateResults, b: pi.PrivateResults) -> None:
 def test_dask_equals_pandas_on_fold_column(model, options):
     rel, mech = _released()
     formula = "y ~ d | x + C(g) + C(h)"
-    a = model.from_formula(formula, rel, mechanism=mech, **options).fit(random_state=0, folds="f")
+    a = model.from_formula(formula, rel, mechanism=mech, degree=2, **options).fit(
+        random_state=0, folds="f"
+    )
     ddf = dd.from_pandas(rel, npartitions=7)
-    b = model.from_formula(formula, ddf, mechanism=mech, **options).fit(random_state=0, folds="f")
+    b = model.from_formula(formula, ddf, mechanism=mech, degree=2, **options).fit(
+        random_state=0, folds="f"
+    )
     _assert_same(a, b)
     assert b.summary().as_text() == a.summary().as_text()
 
@@ -70,16 +74,16 @@ def test_dask_equals_pandas_with_drawn_folds_and_repeated_splits():
     """Folds drawn from the fit's stream are the same rows' folds with either backend."""
     rel, mech = _released()
     opts = {"n_rep": 3, "weights": "w"}
-    a = pi.PrivateATE.from_formula("y ~ d | x + C(g)", rel, mechanism=mech, **opts).fit(5)
+    a = pi.PrivateATE.from_formula("y ~ d | x + C(g)", rel, mechanism=mech, degree=2, **opts).fit(5)
     ddf = dd.from_pandas(rel, npartitions=4)
-    b = pi.PrivateATE.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech, **opts).fit(5)
+    b = pi.PrivateATE.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech, degree=2, **opts).fit(5)
     _assert_same(a, b)
     np.testing.assert_allclose(b.rep_params, a.rep_params, rtol=0, atol=TOL)
 
 
 def test_fold_column_equals_fold_array_pandas():
     rel, mech = _released()
-    model = pi.PrivateATE.from_formula("y ~ d | x", rel, mechanism=mech)
+    model = pi.PrivateATE.from_formula("y ~ d | x", rel, mechanism=mech, degree=2)
     a = model.fit(random_state=0, folds="f")
     b = model.fit(random_state=0, folds=rel["f"].to_numpy())
     assert a.params.equals(b.params)
@@ -95,8 +99,8 @@ def test_partitions_without_treated_units_and_empty_partitions():
     ddf = dd.from_delayed([dask.delayed(p) for p in pieces], meta=rel.iloc[:0])
     assert (ddf.d.sum().compute() > 0) and (pieces[0].d.sum() == 0)
     for model in MODELS:
-        a = model.from_formula("y ~ d | x + C(g)", rel, mechanism=mech).fit(0, folds="f")
-        b = model.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech).fit(0, folds="f")
+        a = model.from_formula("y ~ d | x + C(g)", rel, mechanism=mech, degree=2).fit(0, folds="f")
+        b = model.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech, degree=2).fit(0, folds="f")
         _assert_same(a, b)
 
 
@@ -106,28 +110,32 @@ def test_private_categorical_levels_missing_from_partitions():
     ddf = dd.from_pandas(rel, npartitions=6, sort=False)
     levels = ddf.map_partitions(lambda p: pd.Series([p["g"].nunique()])).compute()
     assert levels.min() < 3
-    a = pi.PrivatePOM.from_formula("y ~ d | x + C(g)", rel, mechanism=mech).fit(0, folds="f")
-    b = pi.PrivatePOM.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech).fit(0, folds="f")
+    a = pi.PrivatePOM.from_formula("y ~ d | x + C(g)", rel, mechanism=mech, degree=2).fit(
+        0, folds="f"
+    )
+    b = pi.PrivatePOM.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech, degree=2).fit(
+        0, folds="f"
+    )
     _assert_same(a, b)
 
 
 def test_dask_fold_column_errors():
     rel, mech = _released()
     ddf = dd.from_pandas(rel, npartitions=3)
-    model = pi.PrivateATE.from_formula("y ~ d | x", ddf, mechanism=mech)
+    model = pi.PrivateATE.from_formula("y ~ d | x", ddf, mechanism=mech, degree=2)
     with pytest.raises(FoldError, match="not a column"):
         model.fit(folds="nope")
     with pytest.raises(FoldError, match="covered by the mechanism"):
         model.fit(folds="x")
     with pytest.raises(FoldError, match="integer labels"):
         model.fit(folds="y")
-    clustered = pi.PrivateATE.from_formula("y ~ d | x", ddf, mechanism=mech, cluster="h")
+    clustered = pi.PrivateATE.from_formula("y ~ d | x", ddf, mechanism=mech, degree=2, cluster="h")
     with pytest.raises(FoldError, match="split"):
         clustered.fit(folds="f")
 
 
 @pytest.mark.parametrize(
-    "options", [{"riesz": "propensity"}, {"outcome_model": "kernel"}, {"degree": "cv"}]
+    "options", [{}, {"riesz": "propensity"}, {"outcome_model": "kernel"}, {"degree": "cv"}]
 )
 def test_dask_refuses_options_needing_all_rows(options):
     rel, mech = _released(n=500)
@@ -141,7 +149,7 @@ def test_dask_checks_private_columns_in_every_partition():
     rel.loc[rel.index[-1], "x"] = np.nan  # in the last partition only
     ddf = dd.from_pandas(rel, npartitions=3)
     with pytest.raises(pi.exceptions.MissingValueError):
-        pi.PrivateATE.from_formula("y ~ d | x", ddf, mechanism=mech)
+        pi.PrivateATE.from_formula("y ~ d | x", ddf, mechanism=mech, degree=2)
 
 
 def test_dask_input_is_not_computed_as_a_whole(monkeypatch):
@@ -159,7 +167,9 @@ def test_dask_input_is_not_computed_as_a_whole(monkeypatch):
     monkeypatch.setattr(_backend, "_partition_inputs", spy)
     ddf = dd.from_pandas(rel, npartitions=5)
     with dask.config.set(scheduler="synchronous"):
-        pi.PrivateATE.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech).fit(0, folds="f")
+        pi.PrivateATE.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech, degree=2).fit(
+            0, folds="f"
+        )
     assert seen and max(seen) <= int(np.ceil(len(rel) / 5))
 
 
@@ -177,12 +187,17 @@ def test_distributed_cluster_gives_the_same_numbers():
     """Worker processes (every task pickled) reproduce the pandas fit."""
     distributed = pytest.importorskip("distributed")
     rel, mech = _released(n=1500)
-    a = pi.PrivateATT.from_formula("y ~ d | x + C(g)", rel, mechanism=mech, cluster="cl")
-    with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster, distributed.Client(cluster):
+    a = pi.PrivateATT.from_formula("y ~ d | x + C(g)", rel, mechanism=mech, degree=2, cluster="cl")
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
         ddf = dd.from_pandas(rel, npartitions=3)
-        b = pi.PrivateATT.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech, cluster="cl")
+        b = pi.PrivateATT.from_formula(
+            "y ~ d | x + C(g)", ddf, mechanism=mech, degree=2, cluster="cl"
+        )
         _assert_same(a.fit(0, folds="f"), b.fit(0, folds="f"))
 
 
@@ -206,8 +221,8 @@ def test_public_categorical_and_bool_covariates_split_across_partitions():
     mech = pi.AlphaIdentity(0.8, {"x": pi.reference.Uniform(-1, 1)})
     rel = mech.privatize(raw, public=["d", "y", "h", "b"], random_state=1).sort_values("h")
     ddf = dd.from_pandas(rel, npartitions=5, sort=False)  # most partitions: one level of h
-    a = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", rel).fit(0)
-    b = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", ddf, mechanism=mech).fit(0)
+    a = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", rel, degree=2).fit(0)
+    b = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", ddf, mechanism=mech, degree=2).fit(0)
     _assert_same(a, b)
 
 
