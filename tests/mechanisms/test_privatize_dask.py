@@ -147,8 +147,8 @@ def test_fit_on_dask_release_equals_fit_on_its_pandas_copy():
     out = _release(mech, dd.from_pandas(raw, npartitions=5), random_state=2)
     rel = out.compute()
     rel.attrs = dict(out._meta.attrs)
-    a = pi.PrivateATE.from_formula("y ~ d | x + C(g)", rel).fit(0)
-    b = pi.PrivateATE.from_formula("y ~ d | x + C(g)", out).fit(0)
+    a = pi.PrivateATE.from_formula("y ~ d | x + C(g)", rel, degree=2).fit(0)
+    b = pi.PrivateATE.from_formula("y ~ d | x + C(g)", out, degree=2).fit(0)
     np.testing.assert_allclose(b.params, a.params, rtol=0, atol=1e-10)
     np.testing.assert_allclose(b.bse, a.bse, rtol=0, atol=1e-10)
 
@@ -167,8 +167,8 @@ def test_release_directory_round_trip(tmp_path):
     pd.testing.assert_frame_equal(
         back.compute().reset_index(drop=True), out.compute().reset_index(drop=True)
     )
-    a = pi.PrivateATE.from_formula("y ~ d | x + C(g)", back).fit(0)  # mechanism from _meta
-    b = pi.PrivateATE.from_formula("y ~ d | x + C(g)", out).fit(0)
+    a = pi.PrivateATE.from_formula("y ~ d | x + C(g)", back, degree=2).fit(0)  # mechanism from _meta
+    b = pi.PrivateATE.from_formula("y ~ d | x + C(g)", out, degree=2).fit(0)
     np.testing.assert_allclose(a.params, b.params, rtol=0, atol=1e-10)
     with pytest.raises(pi.exceptions.DataMismatchError, match="already holds"):
         pi.write_release(out, tmp_path / "rel")
