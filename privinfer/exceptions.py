@@ -41,6 +41,7 @@ __all__ = [
     "TransportConvergenceWarning",
     "UndeclaredColumnWarning",
     "UnknownCategoryError",
+    "UnsupportedBackendError",
     "UnsupportedInputError",
     "UnverifiedReleaseWarning",
     "WeightsError",
@@ -314,4 +315,12 @@ class RegularizationBiasWarning(PrivinferWarning):
     Raised when the estimated bound on the bias exceeds half a standard error: the
     interval is then widened (bias-aware critical value) and the message names the
     effective sample size ``n * alpha**2`` that would make the bias negligible.
+    """
+
+
+class UnsupportedBackendError(PrivinferError, NotImplementedError):
+    """An option that a data backend (e.g. Dask DataFrames) does not support.
+
+    Options that need every private row in memory at once are refused on out-of-core
+    input rather than silently gathered; compute the frame to pandas to use them.
     """

@@ -130,7 +130,9 @@ def write_release(released: pd.DataFrame, path: str | os.PathLike[str]) -> str:
         The output of :meth:`AlphaIdentity.privatize`, unmodified (same columns and
         rows).
     path : str or path-like
-        Destination file (conventionally ``*.parquet``).
+        Destination file (conventionally ``*.parquet``). For a Dask release, an empty
+        directory that receives one release file per partition (the fingerprints of
+        the files are returned, as a list).
 
     Returns
     -------
@@ -160,6 +162,10 @@ def write_release(released: pd.DataFrame, path: str | os.PathLike[str]) -> str:
     (True, True)
     """
     owner = "write_release"
+    if type(released).__module__.split(".")[0] == "dask":  # one file per partition
+        from privinfer.mechanisms._dask import write_release_dir
+
+        return write_release_dir(released, path)  # type: ignore[return-value]
     mech_desc, desc = _descriptions(released, owner)
     roles = [*desc.get("private", []), *desc.get("public", [])]
     if sorted(map(str, released.columns)) != sorted(map(str, roles)):
@@ -199,7 +205,9 @@ def read_release(path: str | os.PathLike[str]) -> pd.DataFrame:
     Parameters
     ----------
     path : str or path-like
-        A Parquet file written by :func:`write_release`.
+        A Parquet file written by :func:`write_release`, or a directory of them written
+        from a Dask release (then a lazy Dask frame is returned; each file is checked
+        against its fingerprint when its partition is loaded).
 
     Returns
     -------
@@ -227,6 +235,10 @@ def read_release(path: str | os.PathLike[str]) -> pd.DataFrame:
     (['y'], 100)
     """
     owner = "read_release"
+    if os.path.isdir(path):  # written from a Dask release: a lazy Dask frame
+        from privinfer.mechanisms._dask import read_release_dir
+
+        return read_release_dir(path)
     _, pq = _pyarrow(owner)
     table = pq.read_table(os.fspath(path))
     meta = table.schema.metadata or {}

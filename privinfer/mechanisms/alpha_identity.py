@@ -283,7 +283,9 @@ class AlphaIdentity:
         Parameters
         ----------
         data : DataFrame
-            Raw records; must contain every private column of the mechanism.
+            Raw records; must contain every private column of the mechanism. A Dask
+            DataFrame is released lazily, partition by partition (``shuffle`` may then
+            also be ``"global"``); see the user guide's page on working at scale.
         public : list of str, optional
             Columns published unchanged next to the private ones (outcome, treatment,
             public covariates). Every other column is dropped with an
@@ -397,6 +399,12 @@ class AlphaIdentity:
           'x_squared' -> 'x': monotone transform (Spearman rho = +1.0000)
         """
         owner = "AlphaIdentity.privatize"
+        if type(data).__module__.split(".")[0] == "dask":  # partition-wise, lazy
+            from privinfer.mechanisms._dask import privatize_dask
+
+            return privatize_dask(self, data, public=public, publish_undeclared=publish_undeclared,
+                                  shuffle=shuffle, allow_derived=allow_derived,
+                                  random_state=random_state, secure=secure)  # fmt: skip
         if isinstance(data, pd.DataFrame) and (
             ATTRS_KEY in data.attrs or RELEASE_KEY in data.attrs
         ):

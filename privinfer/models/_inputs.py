@@ -54,6 +54,7 @@ __all__ = [
     "check_frame",
     "check_given_folds",
     "mechanism_record",
+    "public_treatment_data",
     "release_guarantees",
     "resolve_mechanism",
     "treatment_data",
@@ -336,14 +337,55 @@ def treatment_data(
     )
     released = cast_private_categoricals(data, mechanism)
     spec = build_covariate_spec(covariates, released, mechanism, owner)
+    public = public_treatment_data(
+        data,
+        mechanism,
+        spec=spec,
+        outcome=outcome,
+        treatment=treatment,
+        options=options,
+        binary_reason=binary_reason,
+        owner=owner,
+    )
+    U_priv = spec.private_design(released)
+    if U_priv.shape[0] != len(data):
+        raise DataMismatchError(f"{owner}: formulaic dropped rows; check for missing values.")
+    return dataclasses.replace(public, U_priv=U_priv)
+
+
+def public_treatment_data(
+    data: pd.DataFrame,
+    mechanism: AlphaIdentity,
+    *,
+    spec: CovariateSpec,
+    outcome: str,
+    treatment: str,
+    options: TreatmentOptions,
+    binary_reason: str | None,
+    owner: str,
+) -> TreatmentData:
+    """The public part of :func:`treatment_data` for a given covariate spec.
+
+    Only the public columns of ``data`` are read (outcome, treatment, public covariates,
+    clusters, weights, row index); ``U_priv`` of the result has no rows. Frames too large
+    for memory pass their public columns here and build the private design by partition.
+
+    Raises
+    ------
+    MechanismMismatchError, DataMismatchError, MissingValueError, ClusterError, WeightsError
+        As documented by :class:`privinfer.PrivateATE`.
+    """
+    check_public_columns(
+        data, [outcome, treatment], mechanism, {outcome: "outcome", treatment: "treatment"}, owner
+    )
     check_public_columns(data, list(spec.public_variables), mechanism, {}, owner)
     y = pd.to_numeric(data[outcome], errors="coerce").to_numpy(dtype=float)
     if not np.all(np.isfinite(y)):
         raise DataMismatchError(f"{owner}: outcome {outcome!r} must be numeric and finite.")
     levels, codes = treatment_levels(data[treatment], options.reference_level, owner)
     _check_routes(levels, spec, options, binary_reason, owner)
-    U_priv, U_pub = spec.private_design(released), spec.public_design(released)
-    if U_priv.shape[0] != len(data):
+    U_pub = spec.public_design(data)
+    if U_pub.shape[0] != len(data):
         raise DataMismatchError(f"{owner}: formulaic dropped rows; check for missing values.")
     cluster_names, clusters = cluster_codes_from_frame(
         data, options.cluster, mechanism.private_columns, owner
@@ -361,7 +403,7 @@ def treatment_data(
         y=y,
         d=codes,
         levels=levels,
-        U_priv=U_priv,
+        U_priv=np.zeros((0, len(spec.private_names))),
         U_pub=U_pub,
         cluster_names=cluster_names,
         clusters=clusters,
@@ -446,7 +488,7 @@ def check_arm_sizes(inputs: TreatmentData, n_folds: int, owner: str) -> None:
         )
 
 
-def warn_empty_columns(inputs: TreatmentData, owner: str) -> None:
+def warn_empty_columns(inputs: TreatmentData, owner: str, stacklevel: int = 3) -> None:
     """Warn (:class:`EmptyLevelWarning`) about covariate columns that are zero in every row."""
     design = np.hstack([inputs.U_priv, inputs.U_pub])
     names = inputs.spec.private_names + inputs.spec.public_names
@@ -457,7 +499,7 @@ def warn_empty_columns(inputs: TreatmentData, owner: str) -> None:
             "(a level with no released record?); their coefficients are not identified and "
             "the Gram matrices will be repaired. Consider merging or dropping the level.",
             EmptyLevelWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
 
 

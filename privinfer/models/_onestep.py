@@ -58,6 +58,12 @@ from privinfer.formula import parse_treatment_formula
 from privinfer.inversion import ReferenceDesign, ReferenceMoments, reference_design
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models import scores
+from privinfer.models._backend import (
+    PandasRows,
+    RowSource,
+    dask_treatment_data,
+    is_dask_frame,
+)
 from privinfer.models._crossfit import draw_split, median_aggregate, training_folds
 from privinfer.models._inputs import (
     TreatmentData,
@@ -69,7 +75,6 @@ from privinfer.models._inputs import (
     release_guarantees,
     resolve_mechanism,
     treatment_data,
-    warn_empty_columns,
     with_options_signature,
 )
 from privinfer.models._nuisances import (
@@ -85,7 +90,12 @@ from privinfer.models._nuisances import (
     series_outcome,
     series_riesz,
 )
-from privinfer.models._suffstats import FoldStats, accumulate_stats, basis_rows
+from privinfer.models._suffstats import (
+    FoldStats,
+    basis_rows,
+    check_fold_counts,
+    sum_stats,
+)
 from privinfer.models.scores import ReferenceTerms
 from privinfer.nuisance.basis import PolynomialBasis
 from privinfer.nuisance.kernel import KernelReference
@@ -94,7 +104,7 @@ from privinfer.nuisance.series import GramRepair
 from privinfer.nuisance.sieve import SieveBasis
 from privinfer.results import Diagnostics, PrivateResults, ResultsRecord, influence_cov
 
-__all__ = ["FoldNuisances", "FoldScores", "SplitFit", "TreatmentModel"]
+__all__ = ["FoldNuisances", "FoldScores", "HeldOutPass", "SplitFit", "TreatmentModel"]
 
 #: Riesz second moments above this flag weak overlap (1 / DoubleML's default clip).
 _OVERLAP_LIMIT = 100.0
@@ -166,6 +176,74 @@ class SplitFit:
     indefinite: tuple[tuple[str, float], ...] = ()
 
 
+@dataclass(frozen=True)
+class HeldOutPass:
+    """The second pass over the rows: each held-out row's transformed scores.
+
+    A small picklable object (the basis, the fold nuisances, the estimand's flags) that a
+    row source calls on every partition; ``C`` holds the public weights of a user
+    functional for all rows (None otherwise).
+    """
+
+    basis: PolynomialBasis
+    nuisances: tuple[FoldNuisances, ...]
+    C: FloatArray | None
+    alpha: float
+    odds: bool
+
+    def __call__(
+        self, x: TreatmentData, folds: IntArray, offset: int
+    ) -> tuple[tuple[FloatArray, FloatArray], tuple[float, FloatArray, int]]:
+        """Scores of the rows of ``x`` (rows ``offset..`` of the data), from their folds' nuisances.
+
+        Returns the row-wise arm scores (rows x L) and ATT numerator score, and the sums
+        over the rows of the weighted outcome risk, the weighted Riesz second moments
+        (L+1) and the number of clipped propensities (diagnostics need only these sums).
+        """
+        n, L = x.y.size, x.n_levels
+        C = None if self.C is None else self.C[offset : offset + n]
+        pom_phi, att_phi, risk = np.zeros((n, L)), np.zeros(n), np.zeros(n)
+        riesz2 = np.zeros((n, L + 1))
+        n_clipped = 0
+        for nuis in self.nuisances:
+            fs = self.fold_scores(x, np.flatnonzero(folds == nuis.fold), nuis, C)
+            pom_phi[fs.rows], att_phi[fs.rows], risk[fs.rows] = fs.pom, fs.att, fs.risk
+            riesz2[fs.rows] = fs.riesz2
+            n_clipped += fs.n_clipped
+        wt = np.ones(n) if x.w is None else x.w
+        return (pom_phi, att_phi), (float(wt @ risk), wt @ riesz2, n_clipped)
+
+    def fold_scores(
+        self, x: TreatmentData, rows_f: IntArray, nuis: FoldNuisances, C: FloatArray | None
+    ) -> FoldScores:
+        """Transformed scores of the held-out rows ``rows_f`` of ``x``, chunk by chunk."""
+        alpha, L, basis = self.alpha, x.n_levels, self.basis
+        pom, att = np.zeros((rows_f.size, L)), np.zeros(rows_f.size)
+        risk, riesz2 = np.zeros(rows_f.size), np.zeros((rows_f.size, L + 1))
+        n_clipped, offset = 0, 0
+        for rows in row_chunks(rows_f, basis.n_basis):
+            sl = slice(offset, offset + rows.size)
+            offset += rows.size
+            A, Phi = basis_rows(basis, x, rows)
+            yy, dd = x.y[rows], x.d[rows]
+            mu = nuis.outcome.at(A, Phi, sl)
+            risk[sl] = scores.outcome_risk(mu, dd, yy, alpha)
+            arms, odds, clipped = nuis.riesz.chunk(
+                x.U_priv[rows], A, Phi, sl, nuis.outcome, self.odds
+            )
+            n_clipped += clipped
+            for k, rho in enumerate(arms):
+                ind = (dd == k).astype(float)
+                ck = 1.0 if C is None else C[rows, k]
+                pom[sl, k] = scores.pom_score(ck, k, mu, ind, rho, yy, alpha)
+                riesz2[sl, k] = scores.riesz_second_moment(ind, rho, alpha)
+            if odds is not None:
+                d1 = (dd == 1).astype(float)
+                att[sl] = scores.att_score(d1, mu, odds, yy, alpha)
+                riesz2[sl, L] = scores.riesz_second_moment(1 - d1, odds, alpha)
+        return FoldScores(rows_f, pom, att, risk, riesz2, n_clipped)
+
+
 class TreatmentModel:
     """Shared engine of :class:`PrivateATE`, :class:`PrivateATT`, :class:`PrivatePOM` and
     :class:`PrivateFunctional`; subclasses declare their estimand (names and algebra).
@@ -193,14 +271,18 @@ class TreatmentModel:
         **options: Any,
     ) -> None:
         owner = self._name
-        data = as_pandas(data, owner)
-        check_frame(data, owner)
-        self.mechanism = resolve_mechanism(data, mechanism, owner)
+        dask_input = is_dask_frame(data)
+        if not dask_input:
+            data = as_pandas(data, owner)
+            check_frame(data, owner)
+        described = data._meta if dask_input else data  # type: ignore[union-attr]
+        self.mechanism = resolve_mechanism(described, mechanism, owner)
         opts = TreatmentOptions.from_keywords(owner, options)
         self.options = opts.validated(owner, self.mechanism.alpha)
         covariates = " + ".join(covariates) if isinstance(covariates, list) else covariates
         self.formula = formula or f"{outcome} ~ {treatment} | {covariates}"
-        self.inputs: TreatmentData = treatment_data(
+        build = dask_treatment_data if dask_input else treatment_data
+        built = build(
             data,
             self.mechanism,
             outcome=outcome,
@@ -210,6 +292,11 @@ class TreatmentModel:
             binary_reason=self._binary_reason,
             owner=owner,
         )
+        self._rows: RowSource
+        if isinstance(built, tuple):
+            self.inputs, self._rows = built
+        else:
+            self.inputs, self._rows = built, PandasRows(data, built)
 
     @classmethod
     @with_options_signature
@@ -402,10 +489,11 @@ class TreatmentModel:
         random_state : int, SeedSequence, Generator or None, default=None
             Seeds the reference (Sobol) sample and the splits, from independent child
             streams; ``None`` draws fresh entropy.
-        folds : array-like of shape (n,), optional
+        folds : array-like of shape (n,) or str, optional
             Fold label (0 .. n_folds-1) of every row, to reuse a split made elsewhere
-            (e.g. by DoubleML); only with ``n_rep=1``. With clusters, each cluster (first
-            dimension) must lie within one fold.
+            (e.g. by DoubleML), or the name of a public column of the data that holds
+            them (pandas or Dask); only with ``n_rep=1``. With clusters, each cluster
+            (first dimension) must lie within one fold.
         progress : bool, default=False
             Show a progress bar over repeated splits.
 
@@ -417,10 +505,11 @@ class TreatmentModel:
             Fewer clusters than folds.
         """
         o, x, owner = self.options, self.inputs, self._name
-        given = check_given_folds(folds, x, o.n_folds, o.n_rep, owner)
+        labels = self._rows.fold_labels(folds, self.mechanism, owner)
+        given = check_given_folds(labels, x, o.n_folds, o.n_rep, owner)
         if given is None:
             check_arm_sizes(x, o.n_folds, owner)
-        warn_empty_columns(x, owner)
+        self._rows.warn_empty_columns(owner)
         streams = spawn_generators(random_state, o.n_rep + 1)
         size = o.reference_size
         while True:
@@ -561,7 +650,14 @@ class TreatmentModel:
         """Cross-fit once: nuisances per fold, held-out scores, the estimand's algebra."""
         o, x = self.options, self.inputs
         n, L = x.y.size, x.n_levels
-        st = accumulate_stats(folds, o.n_folds, x, basis, ref.outer, self.C, self._name)
+        R, C = ref.outer, self.C
+
+        def stats(inp: TreatmentData, fl: IntArray, off: int) -> FoldStats:
+            C_part = None if C is None else C[off : off + fl.size]
+            return sum_stats(fl, o.n_folds, inp, basis, R, C_part)
+
+        # pass 1: per fold x arm sufficient statistics
+        st = check_fold_counts(self._rows.fold_sums(folds, stats), self._name)
         fits = fit_series(
             st,
             x.levels,
@@ -581,21 +677,21 @@ class TreatmentModel:
         kernel_ref = None
         if o.outcome_model == "kernel":
             kernel_ref = KernelReference(x=design.U, cat=None, weights=design.weights)
-        pom_phi, att_phi, risk = np.zeros((n, L)), np.zeros(n), np.zeros(n)
-        riesz2 = np.zeros((n, L + 1))
         with_terms = o.riesz == "auto" and o.outcome_model == "series"
         terms = [ReferenceTerms()] * (L + 1)
         repairs = _floor_records(fits, x.levels)
-        n_clipped, interp_err = 0, 0.0
+        interp_err = 0.0
+        nuisances = []
         for f in range(o.n_folds):
             nuis = self._fold_nuisances(f, folds, fits, ref, design, P_ref, kernel_ref)
+            nuisances.append(nuis)
             interp_err = max(interp_err, nuis.riesz.interp_error)
-            fs = self._held_out_scores(np.flatnonzero(folds == f), basis, nuis)
-            pom_phi[fs.rows], att_phi[fs.rows], risk[fs.rows] = fs.pom, fs.att, fs.risk
-            riesz2[fs.rows] = fs.riesz2
-            n_clipped += fs.n_clipped
             if with_terms:
                 terms = self._add_reference_terms(terms, st, f, nuis, basis.n_basis)
+
+        held_out = HeldOutPass(basis, tuple(nuisances), C, self.mechanism.alpha, self._odds)
+        # pass 2: the transformed scores of every held-out row
+        (pom_phi, att_phi), (risk_sum, riesz2_sum, n_clipped) = self._rows.map_rows(folds, held_out)
         # sampling weights (mean one) multiply the transformed scores row by row:
         # Q_X^{-1}[w s] = w Q_X^{-1}[s] for public w
         wt = np.ones(n) if x.w is None else x.w
@@ -612,8 +708,8 @@ class TreatmentModel:
             phi=phi,
             repairs=tuple(repairs),
             n_clipped=n_clipped,
-            r2=1.0 - float(wt @ risk / n) / y_var if y_var > 0 else float("nan"),
-            riesz2=wt @ riesz2 / n,
+            r2=1.0 - float(risk_sum / n) / y_var if y_var > 0 else float("nan"),
+            riesz2=riesz2_sum / n,
             terms=tuple(terms) if with_terms else None,
             contrast=contrast,
             interp_err=interp_err,
@@ -655,36 +751,6 @@ class TreatmentModel:
                 x, train, rows_f, design, P_ref, series.betas, o.clip, alpha, f
             )
         return FoldNuisances(f, outcome, series, riesz)
-
-    def _held_out_scores(
-        self, rows_f: IntArray, basis: PolynomialBasis, nuis: FoldNuisances
-    ) -> FoldScores:
-        """Transformed scores of the held-out rows, chunk by chunk."""
-        x, alpha, L = self.inputs, self.mechanism.alpha, self.inputs.n_levels
-        pom, att = np.zeros((rows_f.size, L)), np.zeros(rows_f.size)
-        risk, riesz2 = np.zeros(rows_f.size), np.zeros((rows_f.size, L + 1))
-        n_clipped, offset = 0, 0
-        for rows in row_chunks(rows_f, basis.n_basis):
-            sl = slice(offset, offset + rows.size)
-            offset += rows.size
-            A, Phi = basis_rows(basis, x, rows)
-            yy, dd = x.y[rows], x.d[rows]
-            mu = nuis.outcome.at(A, Phi, sl)
-            risk[sl] = scores.outcome_risk(mu, dd, yy, alpha)
-            arms, odds, clipped = nuis.riesz.chunk(
-                x.U_priv[rows], A, Phi, sl, nuis.outcome, self._odds
-            )
-            n_clipped += clipped
-            for k, rho in enumerate(arms):
-                ind = (dd == k).astype(float)
-                ck = 1.0 if self.C is None else self.C[rows, k]
-                pom[sl, k] = scores.pom_score(ck, k, mu, ind, rho, yy, alpha)
-                riesz2[sl, k] = scores.riesz_second_moment(ind, rho, alpha)
-            if odds is not None:
-                d1 = (dd == 1).astype(float)
-                att[sl] = scores.att_score(d1, mu, odds, yy, alpha)
-                riesz2[sl, L] = scores.riesz_second_moment(1 - d1, odds, alpha)
-        return FoldScores(rows_f, pom, att, risk, riesz2, n_clipped)
 
     def _add_reference_terms(
         self,

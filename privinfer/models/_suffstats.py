@@ -30,7 +30,17 @@ from privinfer.models._inputs import TreatmentData
 from privinfer.nuisance.basis import PolynomialBasis
 from privinfer.nuisance.series import GramRepair, gram_noise_level, repair_gram
 
-__all__ = ["FoldFit", "FoldStats", "accumulate_stats", "basis_rows", "fold_fit", "held_out_fits"]
+__all__ = [
+    "FoldFit",
+    "FoldStats",
+    "accumulate_stats",
+    "add_stats",
+    "basis_rows",
+    "check_fold_counts",
+    "fold_fit",
+    "held_out_fits",
+    "sum_stats",
+]
 
 #: Eigenvalue floor of deconvolved Gram matrices, as a multiple of the part of their
 #: estimated sampling noise (operator norm) that privatisation adds: (1 - alpha) times the
@@ -118,6 +128,45 @@ def accumulate_stats(
 
     ``R`` is the reference outer moment :math:`E_{\bar Q}pp'`; ``C`` the public weights
     :math:`c_k(v_i)` (n x L) of a user functional, or None.
+
+    Raises
+    ------
+    FoldError
+        A fold has no unit of some treatment level.
+    """
+    return check_fold_counts(sum_stats(folds, n_folds, inputs, basis, R, C), owner)
+
+
+def add_stats(a: FoldStats, b: FoldStats) -> FoldStats:
+    """Field-wise sum of the statistics of two disjoint sets of rows (e.g. two partitions)."""
+    return FoldStats(
+        **{
+            name: None if getattr(a, name) is None else getattr(a, name) + getattr(b, name)
+            for name in FoldStats.__dataclass_fields__
+        }
+    )
+
+
+def check_fold_counts(stats: FoldStats, owner: str) -> FoldStats:
+    """Return ``stats`` unchanged; raise :class:`FoldError` if a fold x arm has no row."""
+    empty = np.flatnonzero(np.any(stats.cnt == 0, axis=1))
+    if empty.size:
+        raise FoldError(f"{owner}: fold {int(empty[0])} has no unit of some treatment level.")
+    return stats
+
+
+def sum_stats(
+    folds: IntArray,
+    n_folds: int,
+    inputs: TreatmentData,
+    basis: PolynomialBasis,
+    R: FloatArray,
+    C: FloatArray | None,
+) -> FoldStats:
+    """The sums of :func:`accumulate_stats` without the check that every fold x arm has rows.
+
+    Every field is a sum over rows, so the statistics of disjoint row sets (partitions of
+    a larger frame) add up with :func:`add_stats`; empty folds, arms or inputs give zeros.
     """
     F, L, J = n_folds, inputs.n_levels, basis.n_basis
     s = _zeros(F, L, J, C, basis.has_public)
@@ -162,11 +211,7 @@ def accumulate_stats(
     if not basis.has_public and w is None:
         # unweighted: sum_i phi_i' R phi_i = <R, sum_i phi_i phi_i'>, no extra pass
         s["FR"][:] = np.einsum("flij,ij->fl", s["PP"], R)
-    stats = FoldStats(**{name: s.get(name) for name in FoldStats.__dataclass_fields__})
-    empty = np.flatnonzero(np.any(stats.cnt == 0, axis=1))
-    if empty.size:
-        raise FoldError(f"{owner}: fold {int(empty[0])} has no unit of some treatment level.")
-    return stats
+    return FoldStats(**{name: s.get(name) for name in FoldStats.__dataclass_fields__})
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,10 @@ class PrivateATE(TreatmentModel):
 
     Parameters
     ----------
-    data : DataFrame
-        Released data (outcome and treatment public; covariates private or public).
+    data : DataFrame or dask DataFrame
+        Released data (outcome and treatment public; covariates private or public). A
+        Dask frame is fitted partition by partition with the same results (see the user
+        guide's page on working at scale).
     outcome, treatment : str
         Column names.
     covariates : str or list of str

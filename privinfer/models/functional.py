@@ -25,7 +25,11 @@ import pandas as pd
 
 from privinfer._frames import as_pandas
 from privinfer._typing import FloatArray
-from privinfer.exceptions import DataMismatchError, NonLinearFunctionalError
+from privinfer.exceptions import (
+    DataMismatchError,
+    NonLinearFunctionalError,
+    UnsupportedBackendError,
+)
 from privinfer.models._inputs import with_options_signature
 from privinfer.models._onestep import TreatmentModel
 from privinfer.models.scores import functional_estimate
@@ -108,6 +112,11 @@ class PrivateFunctional(TreatmentModel):
         if not callable(functional):
             raise TypeError(
                 f"PrivateFunctional: functional must be callable; got {type(functional).__name__}."
+            )
+        if type(data).__module__.split(".")[0] == "dask":
+            raise UnsupportedBackendError(
+                "PrivateFunctional: Dask input is not supported (the functional is evaluated "
+                "on the whole public frame); compute() the frame to pandas."
             )
         if options.get("riesz", "auto") != "auto":
             raise ValueError("PrivateFunctional: only riesz='auto' is supported.")
