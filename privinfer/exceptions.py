@@ -80,7 +80,8 @@ class UnknownCategoryError(PrivinferError, ValueError):
 class NonSeparableTermError(PrivinferError, ValueError):
     """A formula term mixes private and public variables inside one factor.
 
-    The Q_X^{-1} engine evaluates reference expectations separably (DESIGN.md §4): each
+    The Q_X^{-1} engine evaluates reference expectations separably (see
+    :mod:`privinfer.inversion`): each
     design column must be a function of public variables times a function of private
     variables. ``I(w * x)`` with ``w`` public and ``x`` private is not; write ``w:x``.
     """
@@ -149,7 +150,7 @@ class NotInInteriorError(PrivinferError, ValueError):
     r"""A distribution lies outside the c-interior of the probability simplex.
 
     Raised when a pmf or density that a PML guarantee is stated for has mass or density
-    below the floor ``c`` (seed 001, the set :math:`\mathcal P_c`); the message names the
+    below the floor ``c`` (Grosse et al., 2026, the set :math:`\mathcal P_c`); the message names the
     violating points.
     """
 
@@ -157,7 +158,7 @@ class NotInInteriorError(PrivinferError, ValueError):
 class MassConditionError(PrivinferError, ValueError):
     r"""A set ``A`` violates the mass conditions of the optimal binary PML mechanism.
 
-    The kernel :math:`K^*` of seed 001 Theorem 3 exists only when
+    The kernel :math:`K^*` of Grosse et al. (2026) Theorem 3 exists only when
     :math:`\mu(A), \mu(A^c) \le 1/(e^{\varepsilon} c)`.
     """
 

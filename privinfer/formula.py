@@ -3,7 +3,7 @@ r"""Formula parsing with formulaic, and the roles of columns (outcome, treatment
 ``"y ~ d | x1 + x2 + C(g)"`` uses formulaic's own multipart ``|``: the outcome on the
 left, the treatment in the first right-hand part and the covariates in the second. A
 column is *private* because the mechanism's reference covers it, not because of where it
-sits in the formula (STYLE.md §3).
+sits in the formula.
 
 One formulaic ``ModelSpec`` is built on the released data and then materialises both the
 released covariate design and the reference (quasi-Monte Carlo) design, so that both have

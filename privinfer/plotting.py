@@ -371,7 +371,7 @@ def privacy_tradeoff_plot(
 
     Smaller alpha is more private and noisier. With ``guide=True`` the curve
     :math:`\mathrm{SE}(1)/\alpha` is drawn for comparison: the worst-case growth of the
-    standard error under the alpha-identity (DESIGN.md §7).
+    standard error under the alpha-identity, whose inversion divides by alpha.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-r"""The alpha-identity mechanism (seed 003, sec. 4.1).
+r"""The alpha-identity mechanism (Kormos and van der Vaart, 2026, sec. 4.1).
 
 .. math:: Q(B \mid x) = \alpha\,\delta_x(B) + (1 - \alpha)\,\bar Q(B)
 
@@ -84,7 +84,8 @@ class AlphaIdentity:
 
     Notes
     -----
-    Local total-variation privacy is exactly :math:`\alpha` (seed 003, Definition 1):
+    Local total-variation privacy is exactly :math:`\alpha` (Kormos and van der Vaart, 2026,
+    Definition 1):
     for any two inputs, :math:`\sup_B |Q(B|x) - Q(B|x')| = \alpha`.
 
     Examples

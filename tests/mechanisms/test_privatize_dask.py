@@ -167,7 +167,7 @@ def test_release_directory_round_trip(tmp_path):
     pd.testing.assert_frame_equal(
         back.compute().reset_index(drop=True), out.compute().reset_index(drop=True)
     )
-    a = pi.PrivateATE.from_formula("y ~ d | x + C(g)", back, degree=2).fit(0)  # mechanism from _meta
+    a = pi.PrivateATE.from_formula("y ~ d | x + C(g)", back, degree=2).fit(0)  # mechanism: _meta
     b = pi.PrivateATE.from_formula("y ~ d | x + C(g)", out, degree=2).fit(0)
     np.testing.assert_allclose(a.params, b.params, rtol=0, atol=1e-10)
     with pytest.raises(pi.exceptions.DataMismatchError, match="already holds"):
