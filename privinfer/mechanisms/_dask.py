@@ -176,22 +176,11 @@ def privatize_dask(
     out_meta = _release_partition(
         meta[published], mech, public_cols, np.random.SeedSequence(0), False, False
     ).iloc[:0]
-    out_meta.attrs = {
-        ATTRS_KEY: mech.to_dict(),
-        RELEASE_KEY: {
-            "private": list(mech.private_columns),
-            "public": list(public_cols),
-            "dropped": list(dropped),
-            "publish_undeclared": publish_undeclared,
-            "shuffled": shuffle,
-            "allow_derived": exempt,
-            "leak_check": leak_check,
-            "overridden_leaks": overridden,
-            "secure": secure,
-            "n_rows": None,
-            "partitions": n_parts,
-        },
-    }
+    out_meta.attrs = mech.release_attrs(
+        public_cols, dropped, publish_undeclared=publish_undeclared, shuffled=shuffle,
+        exempt=exempt, leak_check=leak_check, overridden=overridden, secure=secure,
+        n_rows=None, partitions=n_parts,
+    )
     parts = frame.to_delayed()
     released = [
         dask.delayed(_release_partition)(p, mech, public_cols, seeds[i], secure, bool(shuffle))

@@ -403,6 +403,8 @@ class AlphaIdentity:
         if type(data).__module__.split(".")[0] == "dask":  # partition-wise, lazy
             from privinfer.mechanisms._dask import privatize_dask
 
+            warn_if_seeded(random_state, owner)
+
             return privatize_dask(self, data, public=public, publish_undeclared=publish_undeclared,
                                   shuffle=shuffle, allow_derived=allow_derived,
                                   random_state=random_state, secure=secure)  # fmt: skip
@@ -493,22 +495,47 @@ class AlphaIdentity:
         if order is not None:
             out = out.take(order)
             out.index = pd.RangeIndex(n)
-        out.attrs = {
+        out.attrs = self.release_attrs(
+            public_cols, dropped, publish_undeclared=publish_undeclared, shuffled=shuffle,
+            exempt=exempt, leak_check=leak_check, overridden=overridden, secure=secure, n_rows=n,
+        )
+        return out
+
+    def release_attrs(
+        self,
+        public_cols: Sequence[str],
+        dropped: Sequence[str],
+        *,
+        publish_undeclared: bool,
+        shuffled: bool | str,
+        exempt: Any,
+        leak_check: str,
+        overridden: list[Any],
+        secure: bool,
+        n_rows: int | None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        """The ``attrs`` of a release: the mechanism and the release's description.
+
+        The description records the column roles, the dropped columns, the row order,
+        the leak checks and their overrides (one implementation for every backend).
+        """
+        return {
             ATTRS_KEY: self.to_dict(),
             RELEASE_KEY: {
                 "private": list(self.private_columns),
                 "public": list(public_cols),
                 "dropped": list(dropped),
                 "publish_undeclared": publish_undeclared,
-                "shuffled": shuffle,
+                "shuffled": shuffled,
                 "allow_derived": exempt,
                 "leak_check": leak_check,
                 "overridden_leaks": overridden,
                 "secure": secure,
-                "n_rows": n,
+                "n_rows": n_rows,
+                **extra,
             },
         }
-        return out
 
     def _published_columns(
         self,
