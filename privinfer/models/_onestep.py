@@ -36,14 +36,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from privinfer._chunking import row_chunks
 from privinfer._frames import as_pandas, frame_from_arrays
 from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
 from privinfer._validation import spawn_generators
@@ -90,9 +88,19 @@ from privinfer.models._nuisances import (
     series_outcome,
     series_riesz,
 )
+from privinfer.models._splitfit import (
+    FoldNuisances,
+    FoldScores,
+    HeldOutPass,
+    SplitFit,
+    describe_fits,
+    floor_records,
+    indefinite,
+    reference_riesz_moments,
+    reference_share,
+)
 from privinfer.models._suffstats import (
     FoldStats,
-    basis_rows,
     check_fold_counts,
     sum_stats,
 )
@@ -124,124 +132,6 @@ _BIAS_NOTE_SHARE = 0.25
 _BIAS_WARN_SHARE = 0.5
 #: Bias/SE considered negligible when the warning states the effective sample size needed.
 _BIAS_TARGET_SHARE = 0.15
-
-
-@dataclass(frozen=True)
-class FoldNuisances:
-    """Nuisances fitted on the training folds of held-out fold ``fold``."""
-
-    fold: int
-    outcome: SeriesOutcome | KernelOutcome
-    series: SeriesOutcome
-    riesz: SeriesRiesz | PropensityRiesz
-
-
-@dataclass(frozen=True)
-class FoldScores:
-    """Transformed scores of the held-out rows ``rows`` of one fold.
-
-    ``pom`` (rows x L): arm scores; ``att``: the ATT numerator score (zeros unless fitted);
-    ``risk``: outcome risk; ``riesz2`` (rows x L+1): Riesz second moments (last: odds).
-    """
-
-    rows: IntArray
-    pom: FloatArray
-    att: FloatArray
-    risk: FloatArray
-    riesz2: FloatArray
-    n_clipped: int
-
-
-@dataclass(frozen=True)
-class SplitFit:
-    """One cross-fitting split: estimates, influence values and what the diagnostics need."""
-
-    est: FloatArray
-    phi: FloatArray
-    repairs: tuple[GramRepair, ...]
-    n_clipped: int
-    r2: float
-    riesz2: FloatArray
-    terms: tuple[ReferenceTerms, ...] | None
-    contrast: FloatArray | None
-    interp_err: float
-    n: int
-    #: change of each estimate when the CV-chosen ridges are divided by ``LOOSEN``
-    shift: FloatArray
-    #: private E_Qbar[rho^2]-type moments of the Riesz fits at the reference draws
-    riesz_ref2: FloatArray
-    #: what regularisation did (for the summary)
-    regularisation: tuple[tuple[str, str], ...]
-    #: (label, smallest eigenvalue) of every indefinite deconvolved Gram matrix (all rows)
-    indefinite: tuple[tuple[str, float], ...] = ()
-
-
-@dataclass(frozen=True)
-class HeldOutPass:
-    """The second pass over the rows: each held-out row's transformed scores.
-
-    A small picklable object (the basis, the fold nuisances, the estimand's flags) that a
-    row source calls on every partition; ``C`` holds the public weights of a user
-    functional for all rows (None otherwise).
-    """
-
-    basis: PolynomialBasis
-    nuisances: tuple[FoldNuisances, ...]
-    C: FloatArray | None
-    alpha: float
-    odds: bool
-
-    def __call__(
-        self, x: TreatmentData, folds: IntArray, offset: int
-    ) -> tuple[tuple[FloatArray, FloatArray], tuple[float, FloatArray, int]]:
-        """Scores of the rows of ``x`` (rows ``offset..`` of the data), from their folds' nuisances.
-
-        Returns the row-wise arm scores (rows x L) and ATT numerator score, and the sums
-        over the rows of the weighted outcome risk, the weighted Riesz second moments
-        (L+1) and the number of clipped propensities (diagnostics need only these sums).
-        """
-        n, L = x.y.size, x.n_levels
-        C = None if self.C is None else self.C[offset : offset + n]
-        pom_phi, att_phi, risk = np.zeros((n, L)), np.zeros(n), np.zeros(n)
-        riesz2 = np.zeros((n, L + 1))
-        n_clipped = 0
-        for nuis in self.nuisances:
-            fs = self.fold_scores(x, np.flatnonzero(folds == nuis.fold), nuis, C)
-            pom_phi[fs.rows], att_phi[fs.rows], risk[fs.rows] = fs.pom, fs.att, fs.risk
-            riesz2[fs.rows] = fs.riesz2
-            n_clipped += fs.n_clipped
-        wt = np.ones(n) if x.w is None else x.w
-        return (pom_phi, att_phi), (float(wt @ risk), wt @ riesz2, n_clipped)
-
-    def fold_scores(
-        self, x: TreatmentData, rows_f: IntArray, nuis: FoldNuisances, C: FloatArray | None
-    ) -> FoldScores:
-        """Transformed scores of the held-out rows ``rows_f`` of ``x``, chunk by chunk."""
-        alpha, L, basis = self.alpha, x.n_levels, self.basis
-        pom, att = np.zeros((rows_f.size, L)), np.zeros(rows_f.size)
-        risk, riesz2 = np.zeros(rows_f.size), np.zeros((rows_f.size, L + 1))
-        n_clipped, offset = 0, 0
-        for rows in row_chunks(rows_f, basis.n_basis):
-            sl = slice(offset, offset + rows.size)
-            offset += rows.size
-            A, Phi = basis_rows(basis, x, rows)
-            yy, dd = x.y[rows], x.d[rows]
-            mu = nuis.outcome.at(A, Phi, sl)
-            risk[sl] = scores.outcome_risk(mu, dd, yy, alpha)
-            arms, odds, clipped = nuis.riesz.chunk(
-                x.U_priv[rows], A, Phi, sl, nuis.outcome, self.odds
-            )
-            n_clipped += clipped
-            for k, rho in enumerate(arms):
-                ind = (dd == k).astype(float)
-                ck = 1.0 if C is None else C[rows, k]
-                pom[sl, k] = scores.pom_score(ck, k, mu, ind, rho, yy, alpha)
-                riesz2[sl, k] = scores.riesz_second_moment(ind, rho, alpha)
-            if odds is not None:
-                d1 = (dd == 1).astype(float)
-                att[sl] = scores.att_score(d1, mu, odds, yy, alpha)
-                riesz2[sl, L] = scores.riesz_second_moment(1 - d1, odds, alpha)
-        return FoldScores(rows_f, pom, att, risk, riesz2, n_clipped)
 
 
 class TreatmentModel:
@@ -514,7 +404,7 @@ class TreatmentModel:
         size = o.reference_size
         while True:
             res = self._fit_with_reference(size, streams, given, progress)
-            share = _reference_share(res)
+            share = reference_share(res)
             if (
                 share <= _REF_TARGET_SHARE
                 or x.y.size > _REF_REFIT_ROWS
@@ -679,7 +569,7 @@ class TreatmentModel:
             kernel_ref = KernelReference(x=design.U, cat=None, weights=design.weights)
         with_terms = o.riesz == "auto" and o.outcome_model == "series"
         terms = [ReferenceTerms()] * (L + 1)
-        repairs = _floor_records(fits, x.levels)
+        repairs = floor_records(fits, x.levels)
         interp_err = 0.0
         nuisances = []
         for f in range(o.n_folds):
@@ -715,9 +605,9 @@ class TreatmentModel:
             interp_err=interp_err,
             n=n,
             shift=shift,
-            riesz_ref2=_reference_riesz_moments(fits, st, ref.outer),
-            regularisation=_describe_fits(fits, x.levels),
-            indefinite=_indefinite(fits, x.levels),
+            riesz_ref2=reference_riesz_moments(fits, st, ref.outer),
+            regularisation=describe_fits(fits, x.levels),
+            indefinite=indefinite(fits, x.levels),
         )
 
     def _fold_nuisances(
@@ -907,71 +797,3 @@ class TreatmentModel:
                 OverlapWarning,
                 stacklevel=5,
             )
-
-
-# -- helpers of the regularised series fits ---------------------------------------------
-def _reference_share(res: PrivateResults) -> float:
-    """Largest reference error as a share of the standard error (0 when exact)."""
-    err = res.diagnostics.reference_error
-    shares = [
-        err[nm] / float(res.bse[nm])
-        for nm in err
-        if nm in res.bse.index and float(res.bse[nm]) > 0 and np.isfinite(err[nm])
-    ]
-    return max(shares, default=0.0)
-
-
-def _floor_records(fits: SeriesFits, levels: list[Any]) -> list[GramRepair]:
-    """Last-resort eigenvalue floors of the regularised fits, as repair records."""
-    out = []
-    named = [(f"outcome, level {lv!r}", fit) for lv, fit in zip(levels, fits.outcome, strict=True)]
-    named += [(f"Riesz, level {lv!r}", fit) for lv, fit in zip(levels, fits.riesz, strict=False)]
-    if fits.odds is not None:
-        named.append(("odds (ATT)", fits.odds))
-    for label, fit in named:
-        if fit.n_floored:
-            out.append(GramRepair(label, float("nan"), 0.0, fit.n_floored, True))
-    return out
-
-
-def _reference_riesz_moments(fits: SeriesFits, st: FoldStats, R: FloatArray) -> FloatArray:
-    r"""Second moments at the reference of the first fold's Riesz fits (public factors a)."""
-    L = len(fits.outcome)
-    out = np.zeros(L + 1)
-    n = float(st.cnt.sum())
-    thetas = [r.coefs[0] for r in fits.riesz]
-    arms = list(range(L))
-    if fits.odds is not None:
-        thetas.append(fits.odds.coefs[0])
-        arms.append(0)
-    for j, (theta, k) in enumerate(zip(thetas, arms, strict=False)):
-        W = R * (st.AA[:, k].sum(axis=0) if st.AA is not None else st.cnt[:, k].sum())
-        out[j if j < len(fits.riesz) else L] = float(theta @ W @ theta) / n
-    return out
-
-
-def _describe_fits(fits: SeriesFits, levels: list[Any]) -> tuple[tuple[str, str], ...]:
-    """Summary facts: each nuisance's chosen sieve size and relative ridge."""
-    def one(fit: Any) -> str:
-        if fit.choice is None:
-            return f"full, ridge {fit.relative_ridge:.2g}"
-        size = fit.choice.subset.size
-        return f"{size} fns, ridge {fit.relative_ridge:.2g}"
-
-    facts = [(f"Outcome[{lv}]:", one(fit)) for lv, fit in zip(levels, fits.outcome, strict=True)]
-    facts += [(f"Riesz[{lv}]:", one(fit)) for lv, fit in zip(levels, fits.riesz, strict=False)]
-    if fits.odds is not None:
-        facts.append(("Odds (ATT):", one(fits.odds)))
-    return tuple(facts)
-
-
-def _indefinite(fits: SeriesFits, levels: list[Any]) -> tuple[tuple[str, float], ...]:
-    """Arms whose deconvolved Gram matrix over all rows has a negative eigenvalue."""
-    w = fits.n_rows / fits.n_rows.sum()
-    out = []
-    for k, lv in enumerate(levels):
-        G = sum(wg * h.G[k] for wg, h in zip(w, fits.held_out, strict=True))
-        lam = float(np.linalg.eigvalsh(G)[0])
-        if lam < 0:
-            out.append((f"level {lv!r}", lam))
-    return tuple(out)
