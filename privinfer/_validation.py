@@ -5,6 +5,8 @@ Every message names the parameter, its owner, the allowed values and what was re
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from numbers import Integral, Real
 
@@ -20,6 +22,7 @@ __all__ = [
     "check_no_nan",
     "check_random_state",
     "spawn_generators",
+    "user_stacklevel",
     "warn_if_seeded",
 ]
 
@@ -139,3 +142,21 @@ def warn_if_seeded(random_state: object, owner: str, *, stacklevel: int = 3) -> 
             SeedReleaseWarning,
             stacklevel=stacklevel,
         )
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the first caller outside privinfer.
+
+    Call it from the function that issues the warning: the count starts there, and frames
+    in privinfer's own modules are skipped however deep the call chain is.
+    """
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
+

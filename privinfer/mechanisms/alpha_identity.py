@@ -24,6 +24,7 @@ from privinfer._validation import (
     check_alpha,
     check_no_nan,
     check_random_state,
+    user_stacklevel,
     warn_if_seeded,
 )
 from privinfer.exceptions import (
@@ -246,7 +247,7 @@ class AlphaIdentity:
                     "releases with pi.read_release(path) (CSV files and merges drop the "
                     "metadata).",
                     UnverifiedReleaseWarning,
-                    stacklevel=4,
+                    stacklevel=user_stacklevel(),
                 )
             return
         try:

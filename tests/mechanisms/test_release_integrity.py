@@ -141,3 +141,18 @@ def test_integer_seed_on_privatize_warns_that_the_release_can_be_replayed():
         warnings.simplefilter("error", pi.exceptions.SeedReleaseWarning)
         mech.privatize(raw, random_state=None)
         mech.privatize(raw, random_state=np.random.default_rng(1))
+
+
+def test_unverified_release_warning_points_at_the_users_call():
+    rng = np.random.default_rng(0)
+    raw = pd.DataFrame({"x": rng.uniform(0, 1, 300), "d": rng.integers(0, 2, 300)})
+    raw["y"] = raw["x"] + raw["d"] + rng.normal(size=300)
+    mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Uniform(0, 1)})
+    for build in (
+        lambda: pi.PrivateATE.from_formula("y ~ d | x", raw, mechanism=mech),
+        lambda: pi.PrivateGMM.ols("y ~ x", raw, mechanism=mech),
+    ):
+        with pytest.warns(ex.UnverifiedReleaseWarning) as caught:
+            build()
+        files = {w.filename for w in caught if w.category is ex.UnverifiedReleaseWarning}
+        assert files == {__file__}
