@@ -47,8 +47,6 @@ from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
 from privinfer._validation import spawn_generators
 from privinfer.exceptions import (
     DataMismatchError,
-    IndefiniteGramWarning,
-    OverlapWarning,
     ReferenceAccuracyWarning,
     RegularizationBiasWarning,
 )
@@ -63,6 +61,7 @@ from privinfer.models._backend import (
     is_dask_frame,
 )
 from privinfer.models._crossfit import draw_split, median_aggregate, training_folds
+from privinfer.models._diagnose import diagnose
 from privinfer.models._inputs import (
     TreatmentData,
     TreatmentOptions,
@@ -108,14 +107,11 @@ from privinfer.models.scores import ReferenceTerms
 from privinfer.nuisance.basis import PolynomialBasis
 from privinfer.nuisance.kernel import KernelReference
 from privinfer.nuisance.regularize import bias_aware_critical_value
-from privinfer.nuisance.series import GramRepair
 from privinfer.nuisance.sieve import SieveBasis
-from privinfer.results import Diagnostics, PrivateResults, ResultsRecord, influence_cov
+from privinfer.results import PrivateResults, ResultsRecord, influence_cov
 
 __all__ = ["FoldNuisances", "FoldScores", "HeldOutPass", "SplitFit", "TreatmentModel"]
 
-#: Riesz second moments above this flag weak overlap (1 / DoubleML's default clip).
-_OVERLAP_LIMIT = 100.0
 #: Reference (quasi-Monte Carlo) error targeted, as a share of the standard error: the
 #: reference sample grows (x4, twice at most) while the error exceeds it and a refit is
 #: cheap (at most _REF_REFIT_ROWS rows) ...
@@ -489,7 +485,7 @@ class TreatmentModel:
             mechanism=mechanism_record(self.mechanism),
             guarantees=release_guarantees(self.mechanism),
             facts=facts,
-            diagnostics=self._diagnostics(reps, names, ref, est),
+            diagnostics=diagnose(self, reps, names, ref, est),
             rep_params=pd.DataFrame(est, columns=names),
             clusters=x.clusters,
             fingerprint=x.fingerprint,
@@ -672,128 +668,3 @@ class TreatmentModel:
                 betas[0], riesz.theta_w, pub(st.A1, st.cnt, 1), pub(st.Ay, st.sy, 0), aa0
             )
         return out
-
-    # -- diagnostics -------------------------------------------------------------------
-    def _diagnostics(
-        self, reps: list[SplitFit], names: list[str], ref: ReferenceMoments, est: FloatArray
-    ) -> Diagnostics:
-        o, alpha = self.options, self.mechanism.alpha
-        first = reps[0]
-        errors: dict[str, float] = {}
-        notes: list[str] = []
-        if o.outcome_model == "kernel":
-            notes.append("Kernel outcome regression: reference error not decomposed.")
-        elif o.riesz == "auto" and not ref.exact:
-            assert first.terms is not None
-            scale = (1.0 - alpha) / alpha / first.n
-            errors = self._reference_errors(first.terms, first.contrast, ref, scale, names)
-        elif o.riesz == "auto":
-            errors = dict.fromkeys(names, 0.0)
-        else:
-            notes.append(
-                "Reference error of the propensity route not decomposed; index-expectation "
-                f"interpolation error <= {max(r.interp_err for r in reps):.2g}."
-            )
-        r2m = self._riesz_moments(first)
-        r2ref = self._riesz_reference_moments(first)
-        if any(v > _OVERLAP_LIMIT for v in r2m.values() if np.isfinite(v)):
-            msg = (
-                f"{self._name}: the estimated Riesz second moments {r2m} exceed "
-                f"{_OVERLAP_LIMIT:g}: "
-                "weak overlap between treatment levels; estimates may be unstable."
-            )
-            warnings.warn(msg, OverlapWarning, stacklevel=4)
-            notes.append("Weak overlap: large Riesz second moment.")
-        elif alpha < 1.0 and any(v > _OVERLAP_LIMIT for v in r2ref.values() if np.isfinite(v)):
-            warnings.warn(
-                f"{self._name}: the Riesz representers are large where the reference puts "
-                f"mass ({r2ref}, above {_OVERLAP_LIMIT:g}): private overlap is poor, and the "
-                "privatisation noise of the estimate is driven by these values. Consider a "
-                "reference closer to the data, trimming the covariate range (a public rule, "
-                "e.g. dropping rows outside public bounds) or a larger alpha.",
-                OverlapWarning,
-                stacklevel=4,
-            )
-            notes.append("Poor private overlap: large Riesz values at the reference draws.")
-        repairs = tuple(g for r in reps for g in r.repairs)
-        n_clipped = int(sum(r.n_clipped for r in reps))
-        self._warn_repairs_and_clipping(repairs, n_clipped, first.n * len(reps))
-        if first.indefinite:
-            smallest = min(v for _, v in first.indefinite)
-            warnings.warn(
-                f"{self._name}: {len(first.indefinite)} deconvolved Gram matrix(es) are "
-                f"indefinite (smallest eigenvalue {smallest:.3g}): privatisation noise exceeds "
-                "the signal in some directions. Each fit's ridge was chosen by private CV at "
-                "or above the estimated noise level (no eigenvalue floor); see the summary.",
-                IndefiniteGramWarning,
-                stacklevel=4,
-            )
-            notes.append(
-                f"{len(first.indefinite)} deconvolved Gram matrix(es) indefinite (smallest "
-                f"eigenvalue {smallest:.3g}); regularised by ridges above the noise level."
-            )
-        spread = {nm: float(est[:, j].max() - est[:, j].min()) for j, nm in enumerate(names)}
-        return Diagnostics(
-            gram_repairs=repairs,
-            n_clipped=n_clipped,
-            clip=o.clip if o.riesz == "propensity" else None,
-            outcome_r2=float(np.median([r.r2 for r in reps])),
-            riesz_second_moment=r2m,
-            reference_error=errors,
-            reference_points=ref.n_points,
-            reference_exact=ref.exact,
-            rep_spread=spread,
-            notes=tuple(notes),
-            riesz_reference_moment=r2ref,
-        )
-
-    def _riesz_reference_moments(self, first: SplitFit) -> dict[str, float]:
-        r""":math:`\frac1n\sum_i 1\{d_i=k\}E_{\bar Q}\rho_k(V_i, \cdot)^2` (0 where not fitted).
-
-        The influence value of a row is :math:`(s - (1-\alpha)\bar Q s)/\alpha`, and
-        :math:`\bar Q s` evaluates the Riesz representer where the reference puts mass:
-        private overlap lives at the reference draws (Kormos and van der Vaart, 2026).
-        """
-        riesz_names = [f"rho[{v}]" for v in self.inputs.levels]
-        if self._odds:
-            riesz_names.append("w (ATT)")
-        if self.options.riesz != "auto":
-            return {}
-        return {
-            nm: float(v)
-            for nm, v in zip(riesz_names, first.riesz_ref2[: len(riesz_names)], strict=True)
-        }
-
-    def _riesz_moments(self, first: SplitFit) -> dict[str, float]:
-        r"""Private estimates of :math:`E\rho^2` per Riesz representer (overlap check)."""
-        riesz_names = [f"rho[{v}]" for v in self.inputs.levels]
-        if self._odds:
-            riesz_names.append("w (ATT)")
-        r2m = {
-            nm: float(v)
-            for nm, v in zip(riesz_names, first.riesz2[: len(riesz_names)], strict=True)
-        }
-        if self.options.riesz == "propensity" and self._odds:
-            r2m["w (ATT)"] = float("nan")  # not reported on the propensity route
-        return r2m
-
-    def _warn_repairs_and_clipping(
-        self, repairs: tuple[GramRepair, ...], n_clipped: int, n_rows: int
-    ) -> None:
-        flagged = [g for g in repairs if g.min_eigenvalue < 0 or g.ill_conditioned]
-        if flagged:
-            warnings.warn(
-                f"{self._name}: {len(flagged)} deconvolved Gram matrix(es) were indefinite or "
-                "near-singular (smallest eigenvalue "
-                f"{min(g.min_eigenvalue for g in repairs):.3g}); eigenvalues were floored "
-                "(last resort). See results.diagnostics.gram_repairs.",
-                IndefiniteGramWarning,
-                stacklevel=5,
-            )
-        if self.options.riesz == "propensity" and n_clipped > 0.01 * n_rows:
-            warnings.warn(
-                f"{self._name}: {n_clipped} released propensity value(s) hit the clip "
-                f"{self.options.clip:g}.",
-                OverlapWarning,
-                stacklevel=5,
-            )

@@ -1,0 +1,163 @@
+r"""Diagnostics of a fitted treatment model: reference error, overlap, Gram repairs.
+
+Each function reads the model's options and the state of its cross-fits
+(:class:`~privinfer.models._splitfit.SplitFit`) and returns the
+:class:`~privinfer.results.Diagnostics` record or issues the named warnings
+(:class:`~privinfer.exceptions.OverlapWarning`,
+:class:`~privinfer.exceptions.IndefiniteGramWarning`), pointed at the user's call.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from privinfer._typing import FloatArray
+from privinfer._validation import user_stacklevel
+from privinfer.exceptions import IndefiniteGramWarning, OverlapWarning
+from privinfer.inversion import ReferenceMoments
+from privinfer.models._splitfit import SplitFit
+from privinfer.nuisance.series import GramRepair
+from privinfer.results import Diagnostics
+
+if TYPE_CHECKING:
+    from privinfer.models._onestep import TreatmentModel
+
+__all__ = ["diagnose", "riesz_moments", "riesz_reference_moments", "warn_repairs_and_clipping"]
+
+#: Riesz second moments above this flag weak overlap (1 / DoubleML's default clip).
+OVERLAP_LIMIT = 100.0
+
+
+def diagnose(
+    model: TreatmentModel,
+    reps: list[SplitFit],
+    names: list[str],
+    ref: ReferenceMoments,
+    est: FloatArray,
+) -> Diagnostics:
+    """The diagnostics record of a fit; issues the overlap and Gram-repair warnings."""
+    o, alpha = model.options, model.mechanism.alpha
+    first = reps[0]
+    errors: dict[str, float] = {}
+    notes: list[str] = []
+    if o.outcome_model == "kernel":
+        notes.append("Kernel outcome regression: reference error not decomposed.")
+    elif o.riesz == "auto" and not ref.exact:
+        assert first.terms is not None
+        scale = (1.0 - alpha) / alpha / first.n
+        errors = model._reference_errors(first.terms, first.contrast, ref, scale, names)
+    elif o.riesz == "auto":
+        errors = dict.fromkeys(names, 0.0)
+    else:
+        notes.append(
+            "Reference error of the propensity route not decomposed; index-expectation "
+            f"interpolation error <= {max(r.interp_err for r in reps):.2g}."
+        )
+    r2m = riesz_moments(model, first)
+    r2ref = riesz_reference_moments(model, first)
+    if any(v > OVERLAP_LIMIT for v in r2m.values() if np.isfinite(v)):
+        msg = (
+            f"{model._name}: the estimated Riesz second moments {r2m} exceed "
+            f"{OVERLAP_LIMIT:g}: "
+            "weak overlap between treatment levels; estimates may be unstable."
+        )
+        warnings.warn(msg, OverlapWarning, stacklevel=user_stacklevel())
+        notes.append("Weak overlap: large Riesz second moment.")
+    elif alpha < 1.0 and any(v > OVERLAP_LIMIT for v in r2ref.values() if np.isfinite(v)):
+        warnings.warn(
+            f"{model._name}: the Riesz representers are large where the reference puts "
+            f"mass ({r2ref}, above {OVERLAP_LIMIT:g}): private overlap is poor, and the "
+            "privatisation noise of the estimate is driven by these values. Consider a "
+            "reference closer to the data, trimming the covariate range (a public rule, "
+            "e.g. dropping rows outside public bounds) or a larger alpha.",
+            OverlapWarning,
+            stacklevel=user_stacklevel(),
+        )
+        notes.append("Poor private overlap: large Riesz values at the reference draws.")
+    repairs = tuple(g for r in reps for g in r.repairs)
+    n_clipped = int(sum(r.n_clipped for r in reps))
+    warn_repairs_and_clipping(model, repairs, n_clipped, first.n * len(reps))
+    if first.indefinite:
+        smallest = min(v for _, v in first.indefinite)
+        warnings.warn(
+            f"{model._name}: {len(first.indefinite)} deconvolved Gram matrix(es) are "
+            f"indefinite (smallest eigenvalue {smallest:.3g}): privatisation noise exceeds "
+            "the signal in some directions. Each fit's ridge was chosen by private CV at "
+            "or above the estimated noise level (no eigenvalue floor); see the summary.",
+            IndefiniteGramWarning,
+            stacklevel=user_stacklevel(),
+        )
+        notes.append(
+            f"{len(first.indefinite)} deconvolved Gram matrix(es) indefinite (smallest "
+            f"eigenvalue {smallest:.3g}); regularised by ridges above the noise level."
+        )
+    spread = {nm: float(est[:, j].max() - est[:, j].min()) for j, nm in enumerate(names)}
+    return Diagnostics(
+        gram_repairs=repairs,
+        n_clipped=n_clipped,
+        clip=o.clip if o.riesz == "propensity" else None,
+        outcome_r2=float(np.median([r.r2 for r in reps])),
+        riesz_second_moment=r2m,
+        reference_error=errors,
+        reference_points=ref.n_points,
+        reference_exact=ref.exact,
+        rep_spread=spread,
+        notes=tuple(notes),
+        riesz_reference_moment=r2ref,
+    )
+
+
+def riesz_reference_moments(model: TreatmentModel, first: SplitFit) -> dict[str, float]:
+    r""":math:`\frac1n\sum_i 1\{d_i=k\}E_{\bar Q}\rho_k(V_i, \cdot)^2` (0 where not fitted).
+
+    The influence value of a row is :math:`(s - (1-\alpha)\bar Q s)/\alpha`, and
+    :math:`\bar Q s` evaluates the Riesz representer where the reference puts mass:
+    private overlap lives at the reference draws (Kormos and van der Vaart, 2026).
+    """
+    riesz_names = [f"rho[{v}]" for v in model.inputs.levels]
+    if model._odds:
+        riesz_names.append("w (ATT)")
+    if model.options.riesz != "auto":
+        return {}
+    return {
+        nm: float(v)
+        for nm, v in zip(riesz_names, first.riesz_ref2[: len(riesz_names)], strict=True)
+    }
+
+
+def riesz_moments(model: TreatmentModel, first: SplitFit) -> dict[str, float]:
+    r"""Private estimates of :math:`E\rho^2` per Riesz representer (overlap check)."""
+    riesz_names = [f"rho[{v}]" for v in model.inputs.levels]
+    if model._odds:
+        riesz_names.append("w (ATT)")
+    r2m = {
+        nm: float(v) for nm, v in zip(riesz_names, first.riesz2[: len(riesz_names)], strict=True)
+    }
+    if model.options.riesz == "propensity" and model._odds:
+        r2m["w (ATT)"] = float("nan")  # not reported on the propensity route
+    return r2m
+
+
+def warn_repairs_and_clipping(
+    model: TreatmentModel, repairs: tuple[GramRepair, ...], n_clipped: int, n_rows: int
+) -> None:
+    flagged = [g for g in repairs if g.min_eigenvalue < 0 or g.ill_conditioned]
+    if flagged:
+        warnings.warn(
+            f"{model._name}: {len(flagged)} deconvolved Gram matrix(es) were indefinite or "
+            "near-singular (smallest eigenvalue "
+            f"{min(g.min_eigenvalue for g in repairs):.3g}); eigenvalues were floored "
+            "(last resort). See results.diagnostics.gram_repairs.",
+            IndefiniteGramWarning,
+            stacklevel=user_stacklevel(),
+        )
+    if model.options.riesz == "propensity" and n_clipped > 0.01 * n_rows:
+        warnings.warn(
+            f"{model._name}: {n_clipped} released propensity value(s) hit the clip "
+            f"{model.options.clip:g}.",
+            OverlapWarning,
+            stacklevel=user_stacklevel(),
+        )
