@@ -16,11 +16,8 @@ from pathlib import Path
 
 import pytest
 
-import privinfer as pi
-
 ROOT = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
-RELEASE_API = ("write_release", "read_release")
 
 
 def _blocks() -> list[tuple[str, str]]:
@@ -62,12 +59,6 @@ def test_readme_has_examples_with_outputs():
     assert "raw_df" not in text
 
 
-def _needs_release_api(code: str) -> bool:
-    return any(name in code for name in RELEASE_API) and not all(
-        hasattr(pi, name) for name in RELEASE_API
-    )
-
-
 class _Session:
     """One Python session in which a reader pastes the README's blocks in order."""
 
@@ -89,7 +80,7 @@ class _Session:
 
                 with contextlib.redirect_stdout(buf):
                     assert main(["demo"]) == 0
-            elif not _needs_release_api(code):
+            else:
                 with contextlib.redirect_stdout(buf):
                     exec(compile(code, f"README.md block {self.done}", "exec"), self.namespace)
             self.outputs[self.done] = buf.getvalue()
@@ -106,8 +97,6 @@ def session(tmp_path_factory):
 @pytest.mark.filterwarnings("ignore::privinfer.exceptions.IndefiniteGramWarning")
 @pytest.mark.parametrize("index", range(len(_examples())))
 def test_readme_example_runs_as_printed(index, session, monkeypatch):
-    kind, code, expected = _examples()[index]
-    if kind == "python" and _needs_release_api(code):
-        pytest.skip("needs pi.write_release / pi.read_release (release-file API not merged yet)")
+    expected = _examples()[index][2]
     printed = session.run_through(index, monkeypatch)
     _check_output(printed, expected)
