@@ -64,11 +64,16 @@ def fit_hyperbolic(tau: FloatArray, g: FloatArray, h: FloatArray
         if best is None or fit.cost < best.cost:
             best = fit
     assert best is not None
+    # parameters at (or numerically at) a bound are held fixed: near a = 0 the model no
+    # longer depends on a, and near c = 0 on neither c nor a
     free = best.active_mask == 0
+    free[2] &= (best.x[2] - _LOG_A_BOUNDS[0] > 0.5) and (_LOG_A_BOUNDS[1] - best.x[2] > 0.5)
+    if best.x[1] <= 1e-8 * scale:
+        free[1:] = False
     jac = best.jac[:, free] * scale  # d model / d theta, in the units of y
     grad_used = np.zeros(values.shape[0])
     if free[0]:
-        sens = np.linalg.pinv(jac)  # (free params, used values)
+        sens = np.linalg.pinv(jac, rcond=1e-8)  # (free params, used values)
         grad_used = sens[0]
     grad = np.zeros(2 * g.shape[0])
     grad[np.flatnonzero(np.concatenate([has_g, has_h]))] = grad_used

@@ -441,6 +441,8 @@ class DPOTResult:
                 f"{f'{100 * est.level:.0f}% bracket of W:':<30}{bracket:>26}",
                 f"{'W~ in-sample (biased down):':<30}{est.in_sample:>26.5g}",
                 f"{'Held-out (biased up):':<30}{est.held_out:>26.5g}",
+                f"{'Extrapolated from:':<30}"
+                f"{f'{est.extrapolation}, cross-fit {est.crossfit:.4g}':>26}",
                 f"{'Plan excess cost (rel.):':<30}"
                 f"{f'{est.plan_excess:.4g} ({rel})':>26}",
             ]
