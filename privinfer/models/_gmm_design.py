@@ -210,8 +210,8 @@ class LinearDesign:
         """Row slices bounding the temporaries of one pass (:mod:`privinfer._chunking`)."""
         return row_chunks(self.n_obs, len(self.names))  # type: ignore[return-value]
 
-    def raw_moments(self) -> tuple[FloatArray, FloatArray]:
-        """Raw cross-products :math:`C'C/n` and public column means, in one chunked pass."""
+    def raw_sums(self) -> tuple[FloatArray, FloatArray]:
+        """Raw cross-products :math:`C'C` and public column sums, in one chunked pass."""
         q, K = self.n_public, len(self.names)
         raw = np.zeros((K, K))
         for rows in self.chunks():
@@ -220,7 +220,12 @@ class LinearDesign:
             raw[:q, q:] += pub.T @ priv
             raw[q:, q:] += priv.T @ priv
         raw[q:, :q] = raw[:q, q:].T
-        return raw / self.n_obs, self.public.mean(axis=0)
+        return raw, self.public.sum(axis=0)
+
+    def raw_moments(self) -> tuple[FloatArray, FloatArray]:
+        """Raw cross-products :math:`C'C/n` and public column means."""
+        raw, pub_sum = self.raw_sums()
+        return raw / self.n_obs, pub_sum / self.n_obs
 
     def reference_table(self, mean: FloatArray, outer: FloatArray) -> FloatArray:
         r"""``T[j, k] = E_Qbar[p_j p_k]`` over all columns (``p = 1`` for public ones)."""

@@ -50,7 +50,14 @@ from privinfer.exceptions import (
 )
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit, check_inputs, fit_options
-from privinfer.models._gmm_design import build_linear_design, parse_linear_formula
+from privinfer.models._backend import is_dask_frame
+from privinfer.models._gmm_dask import DaskLinearDesign, OmittedInfluence, dask_linear_design
+from privinfer.models._gmm_design import (
+    LinearDesign,
+    LinearFormula,
+    build_linear_design,
+    parse_linear_formula,
+)
 from privinfer.models._gmm_generic import build_generic_engine
 from privinfer.models._gmm_linear import LinearEngine
 from privinfer.models._gmm_logit import LogitEngine, MarginalEffects
@@ -60,7 +67,7 @@ from privinfer.models._gmm_results import (
     se_note,
     weak_iv_lines,
 )
-from privinfer.models._inputs import mechanism_record, release_guarantees
+from privinfer.models._inputs import mechanism_record, release_guarantees, resolve_mechanism
 from privinfer.models._weakiv import ConfidenceSet, WeakIVStats
 from privinfer.results import Diagnostics, ResultsRecord
 
@@ -194,7 +201,8 @@ class PrivateGMM:
         columns: Sequence[str] | None = None,
         reference_size: int = 512,
     ) -> None:
-        data = as_pandas(data, "PrivateGMM")
+        if not isinstance(moments, GMMEngine):
+            data = as_pandas(data, "PrivateGMM")
         engine = (
             moments
             if isinstance(moments, GMMEngine)
@@ -394,15 +402,18 @@ class PrivateGMM:
         parsed = parse_linear_formula(formula, owner, iv=False)
         if not parsed.intercept:
             raise DataMismatchError(f"{owner}: {formula!r} must keep the intercept.")
-        data = as_pandas(data, owner)
-        mech = check_inputs(data, mechanism, owner)
+        data, mech, design = _design(parsed, data, mechanism, owner, persist=True)
         size = check_int(reference_size, "reference_size", owner, 2)
-        design = build_linear_design(parsed, data, mech, owner)
-        y = design.public[:, 0]
-        if not np.all((y == 0) | (y == 1)):
+        if isinstance(design, LinearDesign):
+            y = design.public[:, 0]
+            bad = ~((y == 0) | (y == 1))
+        else:
+            bad = design.sums(_not_binary)
+        if np.any(bad):
+            values = np.unique(y) if isinstance(design, LinearDesign) else "not 0/1"
             raise DataMismatchError(
                 f"{owner}: the outcome {parsed.dependent!r} must be coded 0/1; got values "
-                f"{sorted(np.unique(y))[:5]!r}."
+                f"{sorted(values)[:5] if not isinstance(values, str) else values!r}."
             )
         engine = LogitEngine(design, mech, formula, parsed.dependent, size)
         return cls(engine, data, mech, engine.k_params)
@@ -419,10 +430,8 @@ class PrivateGMM:
     ) -> PrivateGMM:
         owner = "PrivateGMM.iv" if iv else "PrivateGMM.ols"
         parsed = parse_linear_formula(formula, owner, iv=iv)
-        data = as_pandas(data, owner)
-        mech = check_inputs(data, mechanism, owner)
+        data, mech, design = _design(parsed, data, mechanism, owner, persist=False)
         size = check_int(reference_size, "reference_size", owner, 2)
-        design = build_linear_design(parsed, data, mech, owner)
         kind = "iv" if iv else "ols"
         engine = LinearEngine(design, mech, kind, formula, parsed.dependent, size, parsed.intercept)
         return cls(engine, data, mech, engine.k_params)
@@ -705,7 +714,9 @@ class PrivateGMM:
             facts.append(("Private R-squared:", f"{fit.rsquared:.4f}"))
         weak_iv_lines(fit.weak_iv, f_min, self.param_names, theta, cov, facts, notes)
         notes.append(se_note(o))
-        infl = fit.influence - fit.influence.mean(axis=0) if o.center else fit.influence
+        infl = fit.influence
+        if o.center and not isinstance(infl, OmittedInfluence):
+            infl = infl - infl.mean(axis=0)
         diag = Diagnostics(
             gram_repairs=tuple(fit.repairs),
             reference_error=dict(fit.reference_error),
@@ -717,7 +728,7 @@ class PrivateGMM:
             model="PrivateGMM",
             dep_variable=self.dep_variable,
             params=pd.Series(theta, index=names),
-            influence=np.asarray(infl),
+            influence=infl if isinstance(infl, OmittedInfluence) else np.asarray(infl),
             mechanism=mechanism_record(self.mechanism),
             guarantees=release_guarantees(self.mechanism),
             facts=tuple(facts),
@@ -725,7 +736,7 @@ class PrivateGMM:
             rep_params=pd.DataFrame([theta], columns=names),
             cov_override=pd.DataFrame(cov, index=names, columns=names),
             tests=tests,
-            clusters=o.codes,
+            clusters=o.codes.omitted() if hasattr(o.codes, "omitted") else o.codes,
         )
         return PrivateGMMResults(
             record,
@@ -739,3 +750,21 @@ class PrivateGMM:
     def __repr__(self) -> str:
         what = self.formula if self.formula is not None else f"{self.k_moms} user moments"
         return f"PrivateGMM({self.kind}: {what}, alpha={self.mechanism.alpha:g})"
+
+
+def _design(
+    parsed: LinearFormula, data: Any, mechanism: AlphaIdentity | None, owner: str, *, persist: bool
+) -> tuple[Any, AlphaIdentity, LinearDesign | DaskLinearDesign]:
+    """The released design of a pandas frame, or its partition-wise stand-in for Dask."""
+    if is_dask_frame(data):
+        mech = resolve_mechanism(data._meta, mechanism, owner)
+        return data, mech, dask_linear_design(parsed, data, mech, owner, persist=persist)
+    data = as_pandas(data, owner)
+    mech = check_inputs(data, mechanism, owner)
+    return data, mech, build_linear_design(parsed, data, mech, owner)
+
+
+def _not_binary(d: LinearDesign) -> FloatArray:
+    """Number of rows whose outcome is not 0/1 (a Dask partition's share)."""
+    y = d.public[:, 0]
+    return np.array([np.sum(~((y == 0) | (y == 1)))])
