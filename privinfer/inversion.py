@@ -524,6 +524,7 @@ def index_expectation(
     link: Callable[[FloatArray], FloatArray],
     *,
     grid_size: int = 129,
+    span: tuple[float, float, bool] | None = None,
 ) -> tuple[FloatArray, float]:
     r"""Reference expectations through a single index: :math:`E_{\bar Q}[f(X) g(t + \eta(X))]`.
 
@@ -548,6 +549,11 @@ def index_expectation(
         Vectorised :math:`g`.
     grid_size : int, default=129
         Grid size when ``t`` takes many values.
+    span : (float, float, bool), optional
+        When ``t`` is one part of the rows (a partition of a Dask frame): the smallest
+        and largest ``t`` of all rows and whether all rows have at most ``grid_size``
+        distinct values, so every part is evaluated (exactly, or on the same grid) as
+        the whole would be.
 
     Returns
     -------
@@ -600,9 +606,10 @@ def index_expectation(
             out[s : s + step] = g @ fw
         return out
 
-    if uniq.size <= grid_size:
+    lo, hi, exact = (uniq[0], uniq[-1], uniq.size <= grid_size) if span is None else span
+    if exact:
         return at(uniq)[inverse], 0.0
-    grid = np.linspace(uniq[0], uniq[-1], grid_size)
+    grid = np.linspace(lo, hi, grid_size)
     spline = CubicSpline(grid, at(grid), axis=0)
     mids = 0.5 * (grid[:-1] + grid[1:])
     probe = mids[:: max(1, mids.size // 16)]

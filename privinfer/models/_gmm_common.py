@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import chi2
 
-from privinfer._typing import FloatArray, IntArray
+from privinfer._typing import FloatArray
 from privinfer._validation import check_in_interval, check_int
 from privinfer.covariance import cluster_codes, cluster_counts
 from privinfer.exceptions import (

@@ -50,8 +50,8 @@ from privinfer.models._gmm_design import LinearDesign, LinearFormula, LinearSpec
 __all__ = [
     "ClusterKeys",
     "DaskLinearDesign",
-    "OmittedInfluence",
     "OmittedCodes",
+    "OmittedInfluence",
     "dask_linear_design",
 ]
 
@@ -286,14 +286,16 @@ class DaskLinearDesign:
     private = public
 
     # -- passes ----------------------------------------------------------------------------
-    def sums(self, func: Callable[[LinearDesign], Any]) -> Any:
-        """``func`` of every partition's design, added (arrays or tuples of arrays)."""
+    def sums(
+        self, func: Callable[[LinearDesign], Any], add: Callable[[Any, Any], Any] | None = None
+    ) -> Any:
+        """``func`` of every partition's design, combined by ``add`` (default: added)."""
         import dask
 
         specs = dask.delayed(self.specs)
         shared = dask.delayed(func)
         tasks = [dask.delayed(_sum_task)(p, specs, shared) for p in self._data.to_delayed()]
-        (out,) = dask.compute(_tree_sum(tasks, _add))
+        (out,) = dask.compute(_tree_sum(tasks, add or _add))
         return out
 
     def outer(self, func: RowsFn, k: int, codes: ClusterKeys | None, small_g: bool) -> FloatArray:
@@ -384,7 +386,7 @@ class DaskLinearDesign:
             )
         stats = dask.compute(*[(frame[c].isna().sum(), frame[c].nunique()) for c in columns])
         counts = []
-        for j, (c, (n_na, n_unique)) in enumerate(zip(columns, stats, strict=True)):
+        for j, (n_na, n_unique) in enumerate(stats):
             what = "clusters" if len(columns) == 1 else f"cluster dimension {j}"
             if n_na:
                 raise ClusterError(f"{owner}: {what} holds {int(n_na)} missing label(s).")
@@ -495,3 +497,186 @@ def dask_linear_design(
     if n_obs == 0:
         raise DataMismatchError(f"{owner}: the data frame is empty.")
     return DaskLinearDesign(sub, data, specs, n_obs, raw, pub_sum)
+
+
+# -- the logit's passes ---------------------------------------------------------------------
+Scaling = tuple[FloatArray, FloatArray, FloatArray, FloatArray]
+Span = tuple[float, float, bool]
+
+
+class _Max(float):
+    """A float that partitions combine by ``max`` (interpolation errors)."""
+
+
+def _add_max(a: Any, b: Any) -> Any:
+    if isinstance(a, _Max):
+        return _Max(max(a, b))
+    if isinstance(a, tuple):
+        return tuple(_add_max(x, y) for x, y in zip(a, b, strict=True))
+    return a + b
+
+
+def logit_arrays(d: LinearDesign, scaling: Scaling | None) -> tuple[FloatArray, ...]:
+    """Outcome, ``(1, public)`` and private columns of a logit design, standardised."""
+    pub, priv = d.public[:, 2:], d.private
+    if scaling is not None:
+        pub_c, pub_s, priv_c, priv_s = scaling
+        pub, priv = (pub - pub_c) / pub_s, (priv - priv_c) / priv_s
+    return d.public[:, 0], np.column_stack([np.ones(d.n_obs), pub]), priv
+
+
+@dataclass(frozen=True)
+class _IndexRange:
+    """Smallest and largest public index ``t = W g_w`` of a partition, and its values."""
+
+    gw: FloatArray
+    scaling: Scaling | None
+    grid_size: int
+
+    def __call__(self, d: LinearDesign) -> tuple[float, float, FloatArray | None]:
+        if d.n_obs == 0:
+            return np.inf, -np.inf, np.empty(0)
+        t = logit_arrays(d, self.scaling)[1] @ self.gw
+        uniq = np.unique(t)
+        return float(uniq[0]), float(uniq[-1]), uniq if uniq.size <= self.grid_size else None
+
+
+def _merge_range(a: Any, b: Any) -> Any:
+    uniq = None
+    if a[2] is not None and b[2] is not None:
+        uniq = np.union1d(a[2], b[2])
+    return min(a[0], b[0]), max(a[1], b[1]), uniq
+
+
+def index_span(
+    design: DaskLinearDesign, gw: FloatArray, scaling: Scaling | None, grid_size: int = 129
+) -> Span:
+    """The span of the public index over all rows (see ``index_expectation``)."""
+    lo, hi, uniq = design.sums(_IndexRange(gw, scaling, grid_size), add=_merge_range)
+    return lo, hi, uniq is not None and uniq.size <= grid_size
+
+
+@dataclass(frozen=True)
+class _LogitPass:
+    """Sums of a partition's private logistic moment (and Jacobian) at ``g``."""
+
+    g: FloatArray
+    scaling: Scaling | None
+    ref_U: FloatArray
+    ref_w: FloatArray
+    alpha: float
+    span: Span | None
+    with_jac: bool
+
+    def __call__(self, d: LinearDesign) -> tuple[Any, ...]:
+        from privinfer.nuisance.logit import _logit_moments
+
+        k = self.g.size
+        n = d.n_obs
+        if n == 0:
+            return np.zeros(k), np.zeros((k, k)), _Max(0.0)
+        y, W, priv = logit_arrays(d, self.scaling)
+        m, jac, _, err = _logit_moments(
+            self.g, y, W, priv, self.ref_U, self.ref_w, self.alpha,
+            with_jac=self.with_jac, with_rows=False, grid_size=129, span=self.span,
+        )  # fmt: skip
+        return m * n, (jac * n if jac is not None else np.zeros((k, k))), _Max(err)
+
+    def rows(self, d: LinearDesign, rows: slice) -> FloatArray:
+        """Private score rows of ``rows`` (for their outer products)."""
+        from privinfer.nuisance.logit import _logit_moments
+
+        y, W, priv = logit_arrays(d, self.scaling)
+        _, _, r, _ = _logit_moments(
+            self.g, y[rows], W[rows], priv[rows], self.ref_U, self.ref_w, self.alpha,
+            with_jac=False, with_rows=True, grid_size=129, span=self.span,
+        )  # fmt: skip
+        assert r is not None
+        return r
+
+
+@dataclass(frozen=True)
+class _CentredRows:
+    pass_: _LogitPass
+    mu: FloatArray | None
+
+    def __call__(self, d: LinearDesign, rows: slice) -> FloatArray:
+        r = self.pass_.rows(d, rows)
+        return r if self.mu is None else r - self.mu
+
+
+def _centred_sq(cols: int, scaling_mean: FloatArray) -> Callable[[LinearDesign], FloatArray]:
+    def func(d: LinearDesign) -> FloatArray:
+        X = np.column_stack([d.public[:, 2:], d.private])
+        return ((X - scaling_mean) ** 2).sum(axis=0) if d.n_obs else np.zeros(cols)
+
+    return func
+
+
+def dask_logit_scaling(design: DaskLinearDesign) -> tuple[float, Scaling]:
+    """Mean outcome and the column standardisation of ``fit_private_logit`` (two passes)."""
+    from privinfer.nuisance.logit import standardisation_rule
+
+    q = design.n_public
+    raw, pub_mean = design.raw_moments()
+    # the intercept's row of the raw cross-products holds the private column means
+    mean = np.concatenate([pub_mean[2:], raw[1, q:]])
+    ss = design.sums(_centred_sq(mean.size, mean))
+    std = np.sqrt(ss / design.n_obs)
+    kp = q - 2
+    pub_c, pub_s = standardisation_rule(mean[:kp], std[:kp])
+    priv_c, priv_s = standardisation_rule(mean[kp:], std[kp:])
+    return float(pub_mean[0]), (pub_c, pub_s, priv_c, priv_s)
+
+
+def dask_logit_solve(
+    design: DaskLinearDesign,
+    ref_U: FloatArray,
+    ref_w: FloatArray,
+    alpha: float,
+    *,
+    tol: float,
+    label: str,
+) -> Any:
+    """``fit_private_logit`` on a Dask frame: each Newton evaluation is one or two passes."""
+    from privinfer.nuisance.logit import newton_logit
+
+    d_mean, scaling = dask_logit_scaling(design)
+    pub_c, _, priv_c, priv_s = scaling
+    ref_std = (ref_U - priv_c) / priv_s
+    kw = 1 + pub_c.size
+
+    def moment(g: FloatArray, with_jac: bool) -> tuple[FloatArray, FloatArray | None, float]:
+        span = index_span(design, g[:kw], scaling) if alpha < 1.0 else None
+        m, jac, err = design.sums(
+            _LogitPass(g, scaling, ref_std, ref_w, alpha, span, with_jac), add=_add_max
+        )
+        n = design.n_obs
+        return m / n, (jac / n if with_jac else None), float(err)
+
+    return newton_logit(moment, d_mean, scaling, tol=tol, label=label)
+
+
+def dask_logit_scores(
+    design: DaskLinearDesign,
+    coef: FloatArray,
+    ref_U: FloatArray,
+    ref_w: FloatArray,
+    alpha: float,
+    codes: ClusterKeys | None,
+    *,
+    center: bool,
+    small_g: bool,
+    nonrobust: bool,
+) -> tuple[FloatArray, FloatArray, FloatArray | None, float, Span | None]:
+    """Mean private score, its Jacobian, the covariance of the score rows and the span."""
+    kw = 1 + design.n_public - 2
+    span = index_span(design, coef[:kw], None) if alpha < 1.0 else None
+    pass_ = _LogitPass(coef, None, ref_U, ref_w, alpha, span, True)
+    m, jac, err = design.sums(pass_, add=_add_max)
+    n = design.n_obs
+    m, jac = m / n, jac / n
+    Phi = None
+    if not nonrobust:
+        Phi = design.outer(_CentredRows(pass_, m if center else None), coef.size, codes, small_g)
+    return m, jac, Phi, float(err), span

@@ -49,8 +49,8 @@ from privinfer.exceptions import (
     SingularDesignError,
 )
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
-from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit, check_inputs, fit_options
 from privinfer.models._backend import is_dask_frame
+from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit, check_inputs, fit_options
 from privinfer.models._gmm_dask import DaskLinearDesign, OmittedInfluence, dask_linear_design
 from privinfer.models._gmm_design import (
     LinearDesign,

@@ -13,6 +13,7 @@ At ``alpha = 1`` this is the logistic maximum-likelihood estimator.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +23,7 @@ from privinfer._typing import FloatArray
 from privinfer.exceptions import SingularDesignError
 from privinfer.inversion import index_expectation, invert
 
-__all__ = ["PrivateLogitFit", "fit_private_logit", "private_logit_scores"]
+__all__ = ["PrivateLogitFit", "fit_private_logit", "newton_logit", "private_logit_scores"]
 
 
 def _dexpit(x: FloatArray) -> FloatArray:
@@ -81,6 +82,7 @@ def _logit_moments(
     with_jac: bool,
     with_rows: bool,
     grid_size: int,
+    span: tuple[float, float, bool] | None = None,
 ) -> tuple[FloatArray, FloatArray | None, FloatArray | None, float]:
     r"""Mean private logistic moment, its Jacobian and (optionally) the private rows.
 
@@ -105,7 +107,9 @@ def _logit_moments(
         return raw, jac_raw, raw_rows, 0.0
     x_ref_1 = np.column_stack([np.ones(private_ref.shape[0]), private_ref])
     eta_ref = private_ref @ g[kw:]
-    F, e1 = index_expectation(t, eta_ref, x_ref_1, ref_weights, expit, grid_size=grid_size)
+    F, e1 = index_expectation(
+        t, eta_ref, x_ref_1, ref_weights, expit, grid_size=grid_size, span=span
+    )
     mean_x = ref_weights @ private_ref
     ref_mean = np.concatenate(
         [W.T @ d / n - W.T @ F[:, 0] / n, d.mean() * mean_x - F[:, 1:].mean(axis=0)]
@@ -120,7 +124,9 @@ def _logit_moments(
     if with_jac:
         iu = np.triu_indices(kx + 1)
         xx_ref = (x_ref_1[:, :, None] * x_ref_1[:, None, :])[:, iu[0], iu[1]]
-        S, e2 = index_expectation(t, eta_ref, xx_ref, ref_weights, _dexpit, grid_size=grid_size)
+        S, e2 = index_expectation(
+            t, eta_ref, xx_ref, ref_weights, _dexpit, grid_size=grid_size, span=span
+        )
         full = np.zeros((n, kx + 1, kx + 1))
         full[:, iu[0], iu[1]] = S
         full[:, iu[1], iu[0]] = S
@@ -231,7 +237,6 @@ def fit_private_logit(
     >>> bool(np.allclose(fit.coef, mle, atol=1e-6))
     True
     """
-    n = d.size
     # an affine reparametrisation (centred, unit-variance columns) leaves the solution
     # unchanged but keeps Newton's method well conditioned whatever the columns' units:
     # the fit must not depend on their scale or on which of them are private
@@ -240,9 +245,7 @@ def fit_private_logit(
     public = (public - pub_c) / pub_s
     private = (private - priv_c) / priv_s
     private_ref = (private_ref - priv_c) / priv_s
-    W = np.column_stack([np.ones(n), public])
-    Psi = np.column_stack([W, private])
-    interp_err = 0.0
+    W = np.column_stack([np.ones(d.size), public])
 
     def moment(g: FloatArray, with_jac: bool) -> tuple[FloatArray, FloatArray | None, float]:
         m, jac, _, err = _logit_moments(
@@ -259,9 +262,34 @@ def fit_private_logit(
         )
         return m, jac, err
 
-    g = np.zeros(Psi.shape[1])
-    pbar = np.clip(d.mean(), 1e-6, 1 - 1e-6)
+    return newton_logit(
+        moment, float(d.mean()), (pub_c, pub_s, priv_c, priv_s),
+        max_iter=max_iter, tol=tol, label=label,
+    )  # fmt: skip
+
+
+def newton_logit(
+    moment: Callable[[FloatArray, bool], tuple[FloatArray, FloatArray | None, float]],
+    d_mean: float,
+    scaling: tuple[FloatArray, FloatArray, FloatArray, FloatArray],
+    *,
+    max_iter: int = 100,
+    tol: float = 1e-11,
+    label: str = "propensity",
+) -> PrivateLogitFit:
+    """Damped Newton steps on the standardised private logistic moment equations.
+
+    The solver of :func:`fit_private_logit`, for any ``moment(g, with_jac) -> (mean
+    moment, Jacobian or None, interpolation error)`` in the standardised columns (e.g.
+    sums over the partitions of a Dask frame). ``d_mean`` is the mean outcome (the
+    start), ``scaling`` the centres and scales of the public and private columns; the
+    coefficients are returned on the original scale.
+    """
+    pub_c, pub_s, priv_c, priv_s = scaling
+    g = np.zeros(1 + pub_c.size + priv_c.size)
+    pbar = np.clip(d_mean, 1e-6, 1 - 1e-6)
     g[0] = np.log(pbar / (1 - pbar))
+    interp_err = 0.0
     m, jac, e = moment(g, True)
     interp_err = max(interp_err, e)
     it = 0
@@ -308,7 +336,13 @@ def _standardisation(cols: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Column means and standard deviations (0 and 1 for constant columns)."""
     if cols.shape[0] == 0 or cols.shape[1] == 0:
         return np.zeros(cols.shape[1]), np.ones(cols.shape[1])
-    c = cols.mean(axis=0)
-    s = cols.std(axis=0)
+    return standardisation_rule(cols.mean(axis=0), cols.std(axis=0))
+
+
+def standardisation_rule(c: FloatArray, s: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Centres and scales from column means ``c`` and standard deviations ``s``.
+
+    Constant columns (relative spread below 1e-12) keep centre 0 and scale 1.
+    """
     const = ~(s > 1e-12 * np.maximum(np.abs(c), 1.0))
     return np.where(const, 0.0, c), np.where(const, 1.0, s)
