@@ -305,9 +305,7 @@ class DaskLinearDesign:
         frame = self._data if codes is None else codes.frame
         keys = () if codes is None else codes.columns
         specs, shared = dask.delayed(self.specs), dask.delayed(func)
-        tasks = [
-            dask.delayed(_outer_task)(p, specs, shared, keys, k) for p in frame.to_delayed()
-        ]
+        tasks = [dask.delayed(_outer_task)(p, specs, shared, keys, k) for p in frame.to_delayed()]
         (out,) = dask.compute(_tree_sum(tasks, _add_groups))
         if codes is None:
             return out / self.n_obs
@@ -364,7 +362,8 @@ class DaskLinearDesign:
                 frame = self._source[[*frame.columns, *extra]]
             columns = names
         elif is_dask_frame(clusters) or type(clusters).__module__.split(".")[0] == "dask":
-            labels = clusters.to_frame() if not hasattr(clusters, "columns") else clusters
+            series = isinstance(getattr(clusters, "_meta", None), pd.Series)
+            labels = clusters.to_frame() if series else clusters
             columns = [f"__cluster{j}__" for j in range(len(labels.columns))]
             try:
                 frame = frame.assign(
@@ -501,7 +500,7 @@ def dask_linear_design(
 
 # -- the logit's passes ---------------------------------------------------------------------
 Scaling = tuple[FloatArray, FloatArray, FloatArray, FloatArray]
-Span = tuple[float, float, bool]
+Span = Any  # privinfer.inversion.IndexSpan
 
 
 class _Max(float):
@@ -552,8 +551,10 @@ def index_span(
     design: DaskLinearDesign, gw: FloatArray, scaling: Scaling | None, grid_size: int = 129
 ) -> Span:
     """The span of the public index over all rows (see ``index_expectation``)."""
+    from privinfer.inversion import IndexSpan
+
     lo, hi, uniq = design.sums(_IndexRange(gw, scaling, grid_size), add=_merge_range)
-    return lo, hi, uniq is not None and uniq.size <= grid_size
+    return IndexSpan(lo, hi, uniq is not None and uniq.size <= grid_size)
 
 
 @dataclass(frozen=True)
