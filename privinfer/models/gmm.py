@@ -29,7 +29,9 @@ two-step weighting uses :math:`A = \hat{\bar\Phi}^{-1}` and gives Hansen's J-tes
   :mod:`~privinfer.models._gmm_generic`): reference expectations by brute force over
   the distinct public rows, O(T M) function evaluations.
 
-Covariances, clusters and the sandwich come from :mod:`privinfer.covariance`.
+Covariances, clusters and the sandwich come from :mod:`privinfer.covariance`. On a
+Dask DataFrame the formula routes sum over partitions
+(:mod:`~privinfer.models._gmm_dask`); the user-moment route computes it to pandas.
 """
 
 from __future__ import annotations
@@ -253,7 +255,8 @@ class PrivateGMM:
             must each be purely private or purely public (``w:x`` interactions of a
             public and a private variable are not separable through formula terms).
         data : DataFrame
-            Released data.
+            Released data: pandas, another frame library, or a Dask DataFrame (fitted
+            partition by partition; the results omit the influence values).
         mechanism : AlphaIdentity or None, default=None
             ``None`` reads it from ``data.attrs``.
         reference_size : int, default=8192
@@ -307,7 +310,8 @@ class PrivateGMM:
         formula : str
             ``"dep ~ exog + [endog ~ instruments]"``; one bracket block.
         data : DataFrame
-            Released data.
+            Released data: pandas, another frame library, or a Dask DataFrame (fitted
+            partition by partition; the results omit the influence values).
         mechanism : AlphaIdentity or None, default=None
             ``None`` reads it from ``data.attrs``.
         reference_size : int, default=8192
@@ -368,7 +372,8 @@ class PrivateGMM:
         formula : str
             ``"d ~ covariates"`` with an intercept; ``d`` public and coded 0/1.
         data : DataFrame
-            Released data.
+            Released data: pandas, another frame library, or a Dask DataFrame (fitted
+            partition by partition; the results omit the influence values).
         mechanism : AlphaIdentity or None, default=None
             ``None`` reads it from ``data.attrs``.
         reference_size : int, default=8192
@@ -580,8 +585,10 @@ class PrivateGMM:
             below one). The summary states the type used.
         clusters : array-like of shape (n,) or (n, 2), optional
             Public cluster labels, one column per clustering dimension; required with
-            ``cov_type="clustered"``. They are recorded in the results, so the multiplier
-            bootstrap draws one multiplier per cluster.
+            ``cov_type="clustered"``. They are recorded in the results, so the
+            multiplier bootstrap draws one multiplier per cluster. On a Dask model: one
+            or two column names of the data, or a Dask Series / DataFrame of labels
+            partitioned like it (reduced by key, never gathered).
         small_g : bool, default=False
             Multiply the clustered :math:`\bar\Phi` by :math:`G/(G-1)` (per dimension),
             the usual correction for a small number of clusters.

@@ -272,3 +272,19 @@ def test_logit_private_regressors_only(released):
     a, b = _fit_both("logit", "d ~ x + C(g)", rel, dd.from_pandas(rel, npartitions=3), mech)
     _assert_same(a, b)
     assert not any("interpolation" in note for note in b.diagnostics.notes)
+
+
+def test_distributed_cluster_gives_the_same_numbers(released):
+    """Worker processes (every task and the shared single-index span pickled)."""
+    distributed = pytest.importorskip("distributed")
+    rel, mech = released
+    ddf = dd.from_pandas(rel, npartitions=3)
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
+        for route, formula in (("iv", IV), ("logit", LOGIT)):
+            a, b = _fit_both(route, formula, rel, ddf, mech, **CLUSTER_OPTS[1])
+            _assert_same(a, b)
