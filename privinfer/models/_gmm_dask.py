@@ -41,11 +41,13 @@ from privinfer.exceptions import (
     DataMismatchError,
     MechanismMismatchError,
     UnsupportedBackendError,
+    WeightsError,
 )
 from privinfer.formula import check_public_columns
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._backend import _public_variables, _spec_frame, _tree_sum, is_dask_frame
 from privinfer.models._gmm_design import LinearDesign, LinearFormula, LinearSpecs, linear_specs
+from privinfer.models._inputs import weight_values
 
 __all__ = [
     "ClusterKeys",
@@ -162,6 +164,12 @@ class ClusterKeys:
 
 
 # -- per-partition tasks -----------------------------------------------------------------
+def _weight_sums(part: pd.DataFrame, weights: str, mech: AlphaIdentity, owner: str) -> Any:
+    """Check a partition's sampling weights; their sum and count."""
+    w = weight_values(part, weights, mech, owner)
+    return np.array([w.sum(), w.size])
+
+
 def _check_task(part: pd.DataFrame, specs: LinearSpecs) -> tuple[Any, ...]:
     """Validate one partition; its row count, raw cross-products and public sums."""
     if len(part):
@@ -453,6 +461,7 @@ def dask_linear_design(
     owner: str,
     *,
     persist: bool = False,
+    weights: str | None = None,
 ) -> DaskLinearDesign:
     """Validate a Dask frame and sum its raw cross-products, as ``build_linear_design`` does.
 
@@ -482,10 +491,21 @@ def dask_linear_design(
     if len(head) == 0:
         raise DataMismatchError(f"{owner}: the data frame is empty.")
     mechanism.check_data(head, owner, verify=False)
+    mean = 1.0
+    if weights is not None:
+        weight_values(data._meta, weights, mechanism, owner)  # name, role and dtype
+        tasks = [dask.delayed(_weight_sums)(p, weights, mechanism, owner)
+                 for p in data[[weights]].to_delayed()]  # fmt: skip
+        (total,) = dask.compute(_tree_sum(tasks, _add))
+        mean = float(total[0] / total[1]) if total[1] else 0.0
+        if not mean > 0:
+            raise WeightsError(f"{owner}: weights column {weights!r} is zero everywhere.")
     needed = _public_variables(f"{parsed.rhs} + {parsed.dependent}", columns, mechanism)
     levels = _levels_frame(data, needed)
-    specs = linear_specs(parsed, _spec_frame(head, levels, mechanism), mechanism, owner)
+    frame = _spec_frame(head, levels, mechanism)
+    specs = linear_specs(parsed, frame, mechanism, owner, weights, mean)
     used = set(specs.public_used) | set(specs.spec.variables) | set(mechanism.private_columns)
+    used |= {weights} if weights is not None else set()
     keep = [c for c in columns if c in used]
     sub = data[keep]
     if persist:

@@ -30,7 +30,12 @@ import pandas as pd
 from privinfer._chunking import row_chunks
 from privinfer._typing import FloatArray, IntArray
 from privinfer.covariance import OuterAccumulator
-from privinfer.exceptions import DataMismatchError, MechanismMismatchError, SingularDesignError
+from privinfer.exceptions import (
+    DataMismatchError,
+    MechanismMismatchError,
+    SingularDesignError,
+    WeightsError,
+)
 from privinfer.formula import (
     CovariateSpec,
     build_covariate_spec,
@@ -39,6 +44,7 @@ from privinfer.formula import (
 )
 from privinfer.inversion import invert
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
+from privinfer.models._inputs import weight_values
 
 __all__ = [
     "LinearDesign",
@@ -180,6 +186,9 @@ class LinearDesign:
         Endogenous regressors and excluded instruments (IV only).
     spec : CovariateSpec
         Materialises the private columns of the reference sample.
+    w : ndarray of shape (n,) or None
+        Public sampling weights normalised to mean one: every sum over rows (second
+        moments, moment rows) is weighted.
     """
 
     names: tuple[str, ...]
@@ -190,6 +199,7 @@ class LinearDesign:
     endog_idx: IntArray
     instr_idx: IntArray
     spec: CovariateSpec
+    w: FloatArray | None = None
 
     @property
     def n_obs(self) -> int:
@@ -216,11 +226,13 @@ class LinearDesign:
         raw = np.zeros((K, K))
         for rows in self.chunks():
             pub, priv = self.public[rows], self.private[rows]
-            raw[:q, :q] += pub.T @ pub
-            raw[:q, q:] += pub.T @ priv
-            raw[q:, q:] += priv.T @ priv
+            pub_w = pub if self.w is None else pub * self.w[rows, None]
+            raw[:q, :q] += pub_w.T @ pub
+            raw[:q, q:] += pub_w.T @ priv
+            raw[q:, q:] += (priv if self.w is None else priv * self.w[rows, None]).T @ priv
         raw[q:, :q] = raw[:q, q:].T
-        return raw, self.public.sum(axis=0)
+        pub_sum = self.public.sum(axis=0) if self.w is None else self.w @ self.public
+        return raw, pub_sum
 
     def raw_moments(self) -> tuple[FloatArray, FloatArray]:
         """Raw cross-products :math:`C'C/n` and public column means."""
@@ -259,7 +271,7 @@ class LinearDesign:
     def moment_rows(
         self, w: FloatArray, cols: IntArray, table: FloatArray, alpha: float, rows: slice
     ) -> FloatArray:
-        r"""Private moment rows :math:`Q_X^{-1}[c_j\,(c'w)]` for ``j`` in ``cols``.
+        r"""Private moment rows :math:`Q_X^{-1}[c_j\,(c'w)]` for ``j`` in ``cols`` (weighted).
 
         With :math:`t(v) = \sum_{k\,\mathrm{public}} w_k c_k(v)`,
 
@@ -280,14 +292,16 @@ class LinearDesign:
         if np.any(order != np.arange(cols.size)):
             Cz = Cz[:, np.argsort(order)]
         phi = Cz * e[:, None]
-        if alpha == 1.0:
-            return phi
-        mz = table[0, cols]
-        b = w[q:] @ table[q:, cols]
-        qbar = np.outer(t, mz)
-        qbar += b
-        qbar[:, pos_pub] *= Cz[:, pos_pub]
-        return invert(phi, qbar, alpha)
+        if alpha < 1.0:
+            mz = table[0, cols]
+            b = w[q:] @ table[q:, cols]
+            qbar = np.outer(t, mz)
+            qbar += b
+            qbar[:, pos_pub] *= Cz[:, pos_pub]
+            phi = invert(phi, qbar, alpha)
+        if self.w is not None:  # public weights commute with the inversion
+            phi *= self.w[rows, None]
+        return phi
 
     def moment_outer(
         self,
@@ -346,6 +360,8 @@ class LinearSpecs:
     spec: CovariateSpec
     mechanism: AlphaIdentity
     owner: str
+    weights: str | None = None
+    weight_mean: float = 1.0
 
     @property
     def public_used(self) -> list[str]:
@@ -353,13 +369,20 @@ class LinearSpecs:
         dep = [str(v) for v in self.dep_spec.variables]
         return sorted(set(dep) | set(self.spec.public_variables))
 
+    def sampling_weights(self, data: pd.DataFrame) -> FloatArray | None:
+        """The weights of the rows of ``data``, normalised by the whole frame's mean."""
+        if self.weights is None:
+            return None
+        return data[self.weights].to_numpy(dtype=float) / self.weight_mean
+
     def design(self, data: pd.DataFrame) -> LinearDesign:
         """The released design of ``data`` (rows as given; an empty frame gives no rows)."""
         mechanism, parsed, spec, owner = self.mechanism, self.parsed, self.spec, self.owner
         n = len(data)
         if n == 0:
             q = 1 + int(parsed.intercept) + len(spec.public_names)
-            return self._assemble(np.zeros((0, q)), np.zeros((0, len(spec.private_names))))
+            w0 = None if self.weights is None else np.zeros(0)
+            return self._assemble(np.zeros((0, q)), np.zeros((0, len(spec.private_names))), w0)
         y = np.asarray(self.dep_spec.get_model_matrix(data), dtype=float)[:, 0]
         # the cast copies the frame: only needed when a private column is categorical
         released = (
@@ -372,9 +395,11 @@ class LinearSpecs:
         if U_priv.shape[0] != n or U_pub.shape[0] != n or y.shape[0] != n:
             raise DataMismatchError(f"{owner}: formulaic dropped rows; check for missing values.")
         public = np.column_stack([y, *([np.ones(n)] if parsed.intercept else []), U_pub])
-        return self._assemble(np.ascontiguousarray(public), U_priv)
+        return self._assemble(np.ascontiguousarray(public), U_priv, self.sampling_weights(data))
 
-    def _assemble(self, public: FloatArray, private: FloatArray) -> LinearDesign:
+    def _assemble(
+        self, public: FloatArray, private: FloatArray, w: FloatArray | None
+    ) -> LinearDesign:
         parsed, spec = self.parsed, self.spec
         lead = ["Intercept"] if parsed.intercept else []
         names = (parsed.dependent, *lead, *spec.public_names, *spec.private_names)
@@ -404,11 +429,17 @@ class LinearSpecs:
             endog_idx=np.array(endog, dtype=np.int64),
             instr_idx=np.array(instr, dtype=np.int64),
             spec=spec,
+            w=w,
         )
 
 
 def linear_specs(
-    parsed: LinearFormula, data: pd.DataFrame, mechanism: AlphaIdentity, owner: str
+    parsed: LinearFormula,
+    data: pd.DataFrame,
+    mechanism: AlphaIdentity,
+    owner: str,
+    weights: str | None = None,
+    weight_mean: float = 1.0,
 ) -> LinearSpecs:
     """Formulaic specs of a parsed OLS / IV / logit formula, learned on ``data``.
 
@@ -455,23 +486,36 @@ def linear_specs(
     )
     spec = build_covariate_spec(parsed.rhs, released, mechanism, owner)
     check_public_columns(data, list(spec.public_variables), mechanism, {}, owner)
-    return LinearSpecs(parsed, dep_mm.model_spec, spec, mechanism, owner)
+    return LinearSpecs(parsed, dep_mm.model_spec, spec, mechanism, owner, weights, weight_mean)
 
 
 def build_linear_design(
-    parsed: LinearFormula, data: pd.DataFrame, mechanism: AlphaIdentity, owner: str
+    parsed: LinearFormula,
+    data: pd.DataFrame,
+    mechanism: AlphaIdentity,
+    owner: str,
+    weights: str | None = None,
 ) -> LinearDesign:
     """Materialise the released design of a parsed OLS / IV formula.
 
+    ``weights`` names a public column of sampling weights (normalised to mean one).
+
     Raises
     ------
+    WeightsError, MissingValueError
+        Bad weights column.
     MechanismMismatchError
         The dependent variable uses a private column.
     DataMismatchError, MissingValueError, NonSeparableTermError
         Columns missing, NaN in public columns, or a term mixing private and public.
     """
     mechanism.check_data(data, owner)
-    return linear_specs(parsed, data, mechanism, owner).design(data)
+    mean = 1.0
+    if weights is not None:
+        mean = float(weight_values(data, weights, mechanism, owner).mean())
+        if not mean > 0:
+            raise WeightsError(f"{owner}: weights column {weights!r} is zero everywhere.")
+    return linear_specs(parsed, data, mechanism, owner, weights, mean).design(data)
 
 
 def _column_terms(spec: CovariateSpec) -> dict[str, str]:

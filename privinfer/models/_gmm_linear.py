@@ -85,6 +85,8 @@ class LinearEngine(GMMEngine):
     reference_size : int
     intercept : bool
         Whether the model has an intercept (centred :math:`R^2`).
+    weights : str, optional
+        Name of the public sampling-weights column (the design holds the weights).
     """
 
     def __init__(
@@ -96,8 +98,10 @@ class LinearEngine(GMMEngine):
         dep_variable: str,
         reference_size: int,
         intercept: bool,
+        weights: str | None = None,
     ) -> None:
         self.design = design
+        self.weights = weights
         self.mechanism = mechanism
         self.kind = kind
         self.formula = formula
@@ -230,12 +234,15 @@ class LinearEngine(GMMEngine):
             weighting = "OLS (exactly identified)"
         elif exactly:
             weighting = "IV (exactly identified)"
-        return [
+        facts = [
             ("Model:", self.kind.upper()),
             ("Weighting:", weighting),
             ("Covariance:", o.label),
             ("Moments / params:", f"{self.k_moms} / {self.k_params}"),
         ]
+        if self.weights is not None:
+            facts.append(("Sampling weights:", self.weights))
+        return facts
 
     # -- fit -----------------------------------------------------------------------------
     def fit(self, options: FitOptions, rng: np.random.Generator) -> GMMFit:

@@ -241,6 +241,7 @@ class PrivateGMM:
         *,
         mechanism: AlphaIdentity | None = None,
         reference_size: int = 8192,
+        weights: str | None = None,
     ) -> PrivateGMM:
         r"""Linear regression ``"y ~ x1 + x2 + w"`` with private and public regressors.
 
@@ -261,6 +262,11 @@ class PrivateGMM:
             ``None`` reads it from ``data.attrs``.
         reference_size : int, default=8192
             Reference (Sobol) points for the moments of continuous private columns.
+        weights : str, optional
+            A public column of sampling weights (>= 0, normalised to mean one): every
+            moment and second moment is a weighted average, and the moment rows of the
+            covariance are weighted (weighted least squares / weighted GMM; at
+            ``alpha = 1`` statsmodels' ``WLS`` with the same covariance type).
 
         Returns
         -------
@@ -285,7 +291,7 @@ class PrivateGMM:
         >>> list(res.params.index)
         ['Intercept', 'x', 'w']
         """
-        return cls._linear(formula, data, mechanism, reference_size, iv=False)
+        return cls._linear(formula, data, mechanism, reference_size, iv=False, weights=weights)
 
     @classmethod
     def iv(
@@ -295,6 +301,7 @@ class PrivateGMM:
         *,
         mechanism: AlphaIdentity | None = None,
         reference_size: int = 8192,
+        weights: str | None = None,
     ) -> PrivateGMM:
         r"""Linear IV ``"y ~ w + [x ~ z1 + z2]"`` (linearmodels' bracket syntax).
 
@@ -316,6 +323,11 @@ class PrivateGMM:
             ``None`` reads it from ``data.attrs``.
         reference_size : int, default=8192
             Reference (Sobol) points for the moments of continuous private columns.
+        weights : str, optional
+            A public column of sampling weights (>= 0, normalised to mean one): every
+            moment and second moment is a weighted average, and the moment rows of the
+            covariance are weighted (weighted least squares / weighted GMM; at
+            ``alpha = 1`` statsmodels' ``WLS`` with the same covariance type).
 
         Returns
         -------
@@ -346,7 +358,7 @@ class PrivateGMM:
         >>> res.j_test.df
         1
         """
-        return cls._linear(formula, data, mechanism, reference_size, iv=True)
+        return cls._linear(formula, data, mechanism, reference_size, iv=True, weights=weights)
 
     @classmethod
     def logit(
@@ -432,13 +444,18 @@ class PrivateGMM:
         reference_size: int,
         *,
         iv: bool,
+        weights: str | None = None,
     ) -> PrivateGMM:
         owner = "PrivateGMM.iv" if iv else "PrivateGMM.ols"
         parsed = parse_linear_formula(formula, owner, iv=iv)
-        data, mech, design = _design(parsed, data, mechanism, owner, persist=False)
+        data, mech, design = _design(
+            parsed, data, mechanism, owner, persist=False, weights=weights
+        )
         size = check_int(reference_size, "reference_size", owner, 2)
         kind = "iv" if iv else "ols"
-        engine = LinearEngine(design, mech, kind, formula, parsed.dependent, size, parsed.intercept)
+        engine = LinearEngine(
+            design, mech, kind, formula, parsed.dependent, size, parsed.intercept, weights
+        )
         return cls(engine, data, mech, engine.k_params)
 
     @classmethod
@@ -760,15 +777,22 @@ class PrivateGMM:
 
 
 def _design(
-    parsed: LinearFormula, data: Any, mechanism: AlphaIdentity | None, owner: str, *, persist: bool
+    parsed: LinearFormula,
+    data: Any,
+    mechanism: AlphaIdentity | None,
+    owner: str,
+    *,
+    persist: bool,
+    weights: str | None = None,
 ) -> tuple[Any, AlphaIdentity, LinearDesign | DaskLinearDesign]:
     """The released design of a pandas frame, or its partition-wise stand-in for Dask."""
     if is_dask_frame(data):
         mech = resolve_mechanism(data._meta, mechanism, owner)
-        return data, mech, dask_linear_design(parsed, data, mech, owner, persist=persist)
+        design = dask_linear_design(parsed, data, mech, owner, persist=persist, weights=weights)
+        return data, mech, design
     data = as_pandas(data, owner)
     mech = check_inputs(data, mechanism, owner)
-    return data, mech, build_linear_design(parsed, data, mech, owner)
+    return data, mech, build_linear_design(parsed, data, mech, owner, weights)
 
 
 def _not_binary(d: LinearDesign) -> FloatArray:

@@ -49,7 +49,8 @@ def released() -> tuple[pd.DataFrame, pi.AlphaIdentity]:
         {"z1": z[:, 0], "z2": z[:, 1], "x": x, "g": g, "w": w,
          "y": 1 + x - w + (g == "b") + u,
          "d": (rng.random(n) < expit(-0.5 + 0.8 * x - w)).astype(int),
-         "cl": rng.integers(0, 40, n), "c2": rng.choice(["p", "q", "r", "s", "t"] * 6, n)}
+         "cl": rng.integers(0, 40, n), "c2": rng.choice(["p", "q", "r", "s", "t"] * 6, n),
+         "wt": rng.uniform(0.2, 3.0, n)}
     )  # fmt: skip
     raw["c2"] = raw["c2"] + (rng.integers(0, 6, n)).astype(str)  # 30 labels
     mech = pi.AlphaIdentity(
@@ -60,23 +61,23 @@ def released() -> tuple[pd.DataFrame, pi.AlphaIdentity]:
     )  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SeedReleaseWarning)
-        rel = mech.privatize(raw, public=["w", "y", "d", "cl", "c2"], random_state=1)
+        rel = mech.privatize(raw, public=["w", "y", "d", "cl", "c2", "wt"], random_state=1)
     return rel, mech
 
 
-def _fit_both(route, formula, rel, ddf, mech, **opts):
+def _fit_both(route, formula, rel, ddf, mech, weights=None, **opts):
     """Pandas and Dask fits with the same options (clusters by column on Dask)."""
     pd_opts = dict(opts)
     if "clusters" in opts:
         pd_opts["clusters"] = rel[opts["clusters"]]
+    build = getattr(pi.PrivateGMM, route)
+    kw = {"mechanism": mech, "reference_size": REF}
+    if weights is not None:
+        kw["weights"] = weights
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", WeakInstrumentWarning)
-        a = getattr(pi.PrivateGMM, route)(formula, rel, mechanism=mech, reference_size=REF).fit(
-            random_state=0, **pd_opts
-        )
-        b = getattr(pi.PrivateGMM, route)(formula, ddf, mechanism=mech, reference_size=REF).fit(
-            random_state=0, **opts
-        )
+        a = build(formula, rel, **kw).fit(random_state=0, **pd_opts)
+        b = build(formula, ddf, **kw).fit(random_state=0, **opts)
     return a, b
 
 
@@ -288,3 +289,61 @@ def test_distributed_cluster_gives_the_same_numbers(released):
         for route, formula in (("iv", IV), ("logit", LOGIT)):
             a, b = _fit_both(route, formula, rel, ddf, mech, **CLUSTER_OPTS[1])
             _assert_same(a, b)
+
+
+@pytest.mark.parametrize("route,formula", [("ols", OLS), ("iv", IV)])
+@pytest.mark.parametrize("opts", CLUSTER_OPTS, ids=["hc0", "cl1", "cl2"])
+def test_sampling_weights(released, route, formula, opts):
+    rel, mech = released
+    ddf = _frame(rel, [0, 0, 700, 701, 1500])  # an empty and a one-row partition
+    a, b = _fit_both(route, formula, rel, ddf, mech, weights="wt", **opts)
+    _assert_same(a, b)
+    unweighted = getattr(pi.PrivateGMM, route)(formula, rel, mechanism=mech, reference_size=REF)
+    assert not np.allclose(unweighted.fit(random_state=0).params, a.params)
+
+
+@pytest.mark.parametrize("cov_type", ["robust", "clustered"])
+def test_weighted_ols_is_wls_at_alpha_one(released, cov_type):
+    """Oracle: statsmodels' WLS (HC0, or clustered without small-sample factors)."""
+    sm = pytest.importorskip("statsmodels.api")
+    rel, _ = released
+    mech = pi.AlphaIdentity(1.0, {"x": pi.reference.Uniform(-3.0, 5.0)})
+    rel = rel[["x", "w", "y", "wt", "cl"]].copy()
+    rel.attrs = {}  # read as released at alpha = 1 (the columns as they are)
+    X = sm.add_constant(rel[["x", "w"]])
+    wls = sm.WLS(rel["y"], X, weights=rel["wt"])
+    if cov_type == "robust":
+        ref = wls.fit(cov_type="HC0")
+        opts = {}
+    else:
+        ref = wls.fit(cov_type="cluster", cov_kwds={"groups": rel["cl"], "use_correction": False})
+        opts = {"cov_type": "clustered", "clusters": "cl"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pi.exceptions.PrivinferWarning)
+        res = pi.PrivateGMM.ols(
+            "y ~ x + w", dd.from_pandas(rel, npartitions=3), mechanism=mech, weights="wt"
+        ).fit(**opts)
+    np.testing.assert_allclose(res.params.to_numpy(), ref.params.to_numpy(), atol=1e-10)
+    np.testing.assert_allclose(res.bse.to_numpy(), ref.bse.to_numpy(), atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "column,value,error,match",
+    [
+        ("wt", -1.0, pi.exceptions.WeightsError, "negative"),
+        ("wt", np.nan, pi.exceptions.MissingValueError, "NaN"),
+        ("wt", 0.0, pi.exceptions.WeightsError, "zero everywhere"),
+        ("x", None, pi.exceptions.WeightsError, "covered by the mechanism"),
+    ],
+)
+def test_weights_errors(released, column, value, error, match):
+    rel, mech = released
+    rel = rel.copy()
+    if value is not None:
+        if value == 0.0:
+            rel[column] = 0.0
+        else:
+            rel.loc[1200, column] = value
+    for data in (rel, dd.from_pandas(rel, npartitions=3)):
+        with pytest.raises(error, match=match):
+            pi.PrivateGMM.ols(OLS, data, mechanism=mech, weights=column)
