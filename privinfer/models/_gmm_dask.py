@@ -600,6 +600,7 @@ class _LogitPass:
         m, jac, _, err = _logit_moments(
             self.g, y, W, priv, self.ref_U, self.ref_w, self.alpha,
             with_jac=self.with_jac, with_rows=False, grid_size=129, span=self.span,
+            weights=d.w,
         )  # fmt: skip
         return m * n, (jac * n if jac is not None else np.zeros((k, k))), _Max(err)
 
@@ -611,6 +612,7 @@ class _LogitPass:
         _, _, r, _ = _logit_moments(
             self.g, y[rows], W[rows], priv[rows], self.ref_U, self.ref_w, self.alpha,
             with_jac=False, with_rows=True, grid_size=129, span=self.span,
+            weights=None if d.w is None else d.w[rows],
         )  # fmt: skip
         assert r is not None
         return r
@@ -634,20 +636,24 @@ def _centred_sq(cols: int, scaling_mean: FloatArray) -> Callable[[LinearDesign],
     return func
 
 
+def _column_sums(d: LinearDesign) -> tuple[FloatArray, FloatArray]:
+    """Unweighted sums of the outcome and of the regressor columns (one partition)."""
+    X = np.column_stack([d.public[:, 2:], d.private])
+    return np.array([d.public[:, 0].sum()]), X.sum(axis=0)
+
+
 def dask_logit_scaling(design: DaskLinearDesign) -> tuple[float, Scaling]:
     """Mean outcome and the column standardisation of ``fit_private_logit`` (two passes)."""
     from privinfer.nuisance.logit import standardisation_rule
 
-    q = design.n_public
-    raw, pub_mean = design.raw_moments()
-    # the intercept's row of the raw cross-products holds the private column means
-    mean = np.concatenate([pub_mean[2:], raw[1, q:]])
-    ss = design.sums(_centred_sq(mean.size, mean))
-    std = np.sqrt(ss / design.n_obs)
+    n, q = design.n_obs, design.n_public
+    y_sum, x_sum = design.sums(_column_sums)
+    mean = x_sum / n
+    std = np.sqrt(design.sums(_centred_sq(mean.size, mean)) / n)
     kp = q - 2
     pub_c, pub_s = standardisation_rule(mean[:kp], std[:kp])
     priv_c, priv_s = standardisation_rule(mean[kp:], std[kp:])
-    return float(pub_mean[0]), (pub_c, pub_s, priv_c, priv_s)
+    return float(y_sum[0] / n), (pub_c, pub_s, priv_c, priv_s)
 
 
 def dask_logit_solve(

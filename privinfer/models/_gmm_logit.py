@@ -119,6 +119,8 @@ class LogitEngine(GMMEngine):
     mechanism : AlphaIdentity
     formula, dep_variable : str
     reference_size : int
+    weights : str, optional
+        Name of the public sampling-weights column (the design holds the weights).
     """
 
     def __init__(
@@ -128,8 +130,10 @@ class LogitEngine(GMMEngine):
         formula: str,
         dep_variable: str,
         reference_size: int,
+        weights: str | None = None,
     ) -> None:
         self.design = design
+        self.weights = weights
         self.mechanism = mechanism
         self.kind = "logit"
         self.formula = formula
@@ -162,7 +166,7 @@ class LogitEngine(GMMEngine):
             if isinstance(d, LinearDesign):
                 fit = fit_private_logit(
                     d.public[:, 0], d.public[:, 2:], d.private, ref.U, ref.w, ref.alpha,
-                    label=o.owner, tol=tol,
+                    label=o.owner, tol=tol, weights=d.w,
                 )  # fmt: skip
             else:
                 fit = dask_logit_solve(d, ref.U, ref.w, ref.alpha, tol=tol, label=o.owner)
@@ -187,7 +191,7 @@ class LogitEngine(GMMEngine):
         if isinstance(d, LinearDesign):
             y, pub = d.public[:, 0], d.public[:, 2:]
             rows, jac, interp = private_logit_scores(
-                coef, y, pub, d.private, ref.U, ref.w, ref.alpha
+                coef, y, pub, d.private, ref.U, ref.w, ref.alpha, weights=d.w
             )
             check_nonsingular(-jac, internal, "logistic information matrix", o.owner)
             gbar = rows.mean(axis=0)
@@ -212,7 +216,7 @@ class LogitEngine(GMMEngine):
             ("Newton steps:", str(n_iter)),
             ("Covariance:", o.label),
             ("Moments / params:", f"{A.shape[0]} / {A.shape[0]}"),
-        )
+        ) + ((("Sampling weights:", self.weights),) if self.weights is not None else ())
         p = self._order
         cov_f = cov[np.ix_(p, p)]
         return GMMFit(
@@ -283,12 +287,17 @@ def _margeff_sums(
     d2 = d1 * (1 - 2 * lam)
     Psi = np.column_stack([W, d.private])
     kx = d.private.shape[1]
+    w = np.ones(d.n_obs) if d.w is None else d.w
+    if d.w is not None:  # sampling weights weight every row's contribution
+        d1, d2 = d1 * w, d2 * w
     if ref.alpha == 1.0:
         return d1.sum(), Psi.T @ d2, 0.0, np.zeros(kw), np.zeros(kx)
     eta_ref = ref.U @ coef[kw:]
     f1 = np.column_stack([np.ones(ref.U.shape[0]), ref.U])
     F1, _ = index_expectation(t, eta_ref, f1[:, :1], ref.w, _d1, span=span)
     F2, _ = index_expectation(t, eta_ref, f1, ref.w, _d2, span=span)
+    if d.w is not None:
+        F1, F2 = F1 * w[:, None], F2 * w[:, None]
     return d1.sum(), Psi.T @ d2, F1[:, 0].sum(), W.T @ F2[:, 0], F2[:, 1:].sum(axis=0)
 
 

@@ -368,6 +368,7 @@ class PrivateGMM:
         *,
         mechanism: AlphaIdentity | None = None,
         reference_size: int = 8192,
+        weights: str | None = None,
     ) -> PrivateGMM:
         r"""Logistic regression ``"d ~ x1 + w"`` of a public binary outcome.
 
@@ -390,6 +391,10 @@ class PrivateGMM:
             ``None`` reads it from ``data.attrs``.
         reference_size : int, default=8192
             Reference (Sobol) points.
+        weights : str, optional
+            A public column of sampling weights (>= 0, normalised to mean one): the
+            weighted score equations, weighted score rows in the covariance and weighted
+            average marginal effects.
 
         Returns
         -------
@@ -419,7 +424,9 @@ class PrivateGMM:
         parsed = parse_linear_formula(formula, owner, iv=False)
         if not parsed.intercept:
             raise DataMismatchError(f"{owner}: {formula!r} must keep the intercept.")
-        data, mech, design = _design(parsed, data, mechanism, owner, persist=True)
+        data, mech, design = _design(
+            parsed, data, mechanism, owner, persist=True, weights=weights
+        )
         size = check_int(reference_size, "reference_size", owner, 2)
         if isinstance(design, LinearDesign):
             y = design.public[:, 0]
@@ -432,7 +439,7 @@ class PrivateGMM:
                 f"{owner}: the outcome {parsed.dependent!r} must be coded 0/1; got values "
                 f"{sorted(values)[:5] if not isinstance(values, str) else values!r}."
             )
-        engine = LogitEngine(design, mech, formula, parsed.dependent, size)
+        engine = LogitEngine(design, mech, formula, parsed.dependent, size, weights)
         return cls(engine, data, mech, engine.k_params)
 
     @classmethod

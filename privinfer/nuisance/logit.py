@@ -83,8 +83,12 @@ def _logit_moments(
     with_rows: bool,
     grid_size: int,
     span: tuple[float, float, bool] | None = None,
+    weights: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray | None, FloatArray | None, float]:
     r"""Mean private logistic moment, its Jacobian and (optionally) the private rows.
+
+    With public sampling ``weights`` (mean one) every row's contribution is weighted;
+    weights commute with :math:`Q_X^{-1}`.
 
     The single implementation behind :func:`fit_private_logit` and
     :func:`private_logit_scores`. With :math:`t = w'\gamma_w` and
@@ -94,6 +98,12 @@ def _logit_moments(
     :math:`F_i = E_{\bar Q}[(1, x)\,\mathrm{expit}(t_i + \eta(X))]`.
     """
     n = d.size
+
+    def _w(v: FloatArray) -> FloatArray:  # weight the rows of v (nothing without weights)
+        if weights is None:
+            return v
+        return v * weights.reshape(-1, *([1] * (v.ndim - 1)))
+
     Psi = np.column_stack([W, private])
     kw = W.shape[1]
     kx = private.shape[1]
@@ -101,10 +111,10 @@ def _logit_moments(
     eta = t + private @ g[kw:]
     p = expit(eta)
     raw_rows = Psi * (d - p)[:, None] if with_rows else None
-    raw = Psi.T @ (d - p) / n
-    jac_raw = -(Psi * _dexpit(eta)[:, None]).T @ Psi / n if with_jac else None
+    raw = Psi.T @ _w(d - p) / n
+    jac_raw = -(Psi * _w(_dexpit(eta))[:, None]).T @ Psi / n if with_jac else None
     if alpha == 1.0:
-        return raw, jac_raw, raw_rows, 0.0
+        return raw, jac_raw, None if raw_rows is None else _w(raw_rows), 0.0
     x_ref_1 = np.column_stack([np.ones(private_ref.shape[0]), private_ref])
     eta_ref = private_ref @ g[kw:]
     F, e1 = index_expectation(
@@ -112,13 +122,13 @@ def _logit_moments(
     )
     mean_x = ref_weights @ private_ref
     ref_mean = np.concatenate(
-        [W.T @ d / n - W.T @ F[:, 0] / n, d.mean() * mean_x - F[:, 1:].mean(axis=0)]
+        [W.T @ _w(d) / n - W.T @ _w(F[:, 0]) / n, _w(d).mean() * mean_x - _w(F[:, 1:]).mean(axis=0)]
     )
     m = invert(raw, ref_mean, alpha)
     rows = None
     if with_rows:
         qbar_rows = np.column_stack([W * (d - F[:, 0])[:, None], d[:, None] * mean_x - F[:, 1:]])
-        rows = invert(raw_rows, qbar_rows, alpha)
+        rows = _w(invert(raw_rows, qbar_rows, alpha))
     jac = None
     e2 = 0.0
     if with_jac:
@@ -130,9 +140,9 @@ def _logit_moments(
         full = np.zeros((n, kx + 1, kx + 1))
         full[:, iu[0], iu[1]] = S
         full[:, iu[1], iu[0]] = S
-        b11 = (W * full[:, 0, 0][:, None]).T @ W / n
-        b12 = W.T @ full[:, 0, 1:] / n
-        b22 = full[:, 1:, 1:].mean(axis=0)
+        b11 = (W * _w(full[:, 0, 0])[:, None]).T @ W / n
+        b12 = W.T @ _w(full[:, 0, 1:]) / n
+        b22 = _w(full[:, 1:, 1:]).mean(axis=0)
         ref_jac = -np.block([[b11, b12], [b12.T, b22]])
         jac = invert(jac_raw, ref_jac, alpha)
     return m, jac, rows, max(e1, e2)
@@ -148,6 +158,7 @@ def private_logit_scores(
     alpha: float,
     *,
     grid_size: int = 129,
+    weights: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray, float]:
     r"""Private logistic score rows and Jacobian at ``coef`` (for sandwich covariances).
 
@@ -159,6 +170,8 @@ def private_logit_scores(
         As in :func:`fit_private_logit`.
     grid_size : int, default=129
         Grid of the single-index reference expectations.
+    weights : ndarray of shape (n,), optional
+        Public sampling weights (mean one): weighted rows and Jacobian.
 
     Returns
     -------
@@ -182,6 +195,7 @@ def private_logit_scores(
         with_jac=True,
         with_rows=True,
         grid_size=grid_size,
+        weights=weights,
     )
     assert jac is not None and rows is not None
     return rows, jac, err
@@ -199,6 +213,7 @@ def fit_private_logit(
     tol: float = 1e-11,
     label: str = "propensity",
     grid_size: int = 129,
+    weights: FloatArray | None = None,
 ) -> PrivateLogitFit:
     """Solve the private logistic moment equations.
 
@@ -212,6 +227,8 @@ def fit_private_logit(
         Private columns at the reference points; ``ref_weights`` their weights.
     alpha : float
         Keep probability.
+    weights : ndarray of shape (n,), optional
+        Public sampling weights (mean one): the weighted moment equations.
 
     Returns
     -------
@@ -259,6 +276,7 @@ def fit_private_logit(
             with_jac=with_jac,
             with_rows=False,
             grid_size=grid_size,
+            weights=weights,
         )
         return m, jac, err
 

@@ -291,7 +291,7 @@ def test_distributed_cluster_gives_the_same_numbers(released):
             _assert_same(a, b)
 
 
-@pytest.mark.parametrize("route,formula", [("ols", OLS), ("iv", IV)])
+@pytest.mark.parametrize("route,formula", [("ols", OLS), ("iv", IV), ("logit", LOGIT)])
 @pytest.mark.parametrize("opts", CLUSTER_OPTS, ids=["hc0", "cl1", "cl2"])
 def test_sampling_weights(released, route, formula, opts):
     rel, mech = released
@@ -300,6 +300,33 @@ def test_sampling_weights(released, route, formula, opts):
     _assert_same(a, b)
     unweighted = getattr(pi.PrivateGMM, route)(formula, rel, mechanism=mech, reference_size=REF)
     assert not np.allclose(unweighted.fit(random_state=0).params, a.params)
+    assert ("Sampling weights:", "wt") in b._record.facts
+    if route == "logit":
+        np.testing.assert_allclose(
+            b.get_margeff().effects, a.get_margeff().effects, rtol=0, atol=TOL
+        )
+
+
+def test_weighted_logit_at_alpha_one():
+    """Oracle: statsmodels' weighted GLM (binomial) and the HC0 sandwich of its scores."""
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(5)
+    n = 2000
+    x, v, wt = rng.uniform(-1, 1, n), rng.normal(size=n), rng.uniform(0.2, 3.0, n)
+    d = (rng.random(n) < expit(0.3 + v + x)).astype(int)
+    frame = pd.DataFrame({"x": x, "v": v, "d": d, "wt": wt})
+    mech = pi.AlphaIdentity(1.0, {"x": pi.reference.Uniform(-1, 1)})
+    res = pi.PrivateGMM.logit(
+        "d ~ x + v", dd.from_pandas(frame, npartitions=3), mechanism=mech, weights="wt"
+    ).fit()
+    X = sm.add_constant(frame[["x", "v"]]).to_numpy()
+    glm = sm.GLM(d, X, family=sm.families.Binomial(), var_weights=wt).fit(tol=1e-12)
+    p = expit(X @ glm.params)
+    H = (X * (wt * p * (1 - p))[:, None]).T @ X
+    G = X * (wt * (d - p))[:, None]
+    cov = np.linalg.solve(H, np.linalg.solve(H, G.T @ G).T)
+    np.testing.assert_allclose(res.params.to_numpy(), glm.params, atol=1e-8)
+    np.testing.assert_allclose(res.bse.to_numpy(), np.sqrt(np.diag(cov)), rtol=1e-7)
 
 
 @pytest.mark.parametrize("cov_type", ["robust", "clustered"])
