@@ -429,15 +429,13 @@ class PrivateGMM:
         )
         size = check_int(reference_size, "reference_size", owner, 2)
         if isinstance(design, LinearDesign):
-            y = design.public[:, 0]
-            bad = ~((y == 0) | (y == 1))
+            bad, values = _outcome_values(design)
         else:
-            bad = design.sums(_not_binary)
-        if np.any(bad):
-            values = np.unique(y) if isinstance(design, LinearDesign) else "not 0/1"
+            bad, values = design.sums(_outcome_values, add=_merge_values)
+        if bad:
             raise DataMismatchError(
                 f"{owner}: the outcome {parsed.dependent!r} must be coded 0/1; got values "
-                f"{sorted(values)[:5] if not isinstance(values, str) else values!r}."
+                f"{values.tolist()!r}."
             )
         engine = LogitEngine(design, mech, formula, parsed.dependent, size, weights)
         return cls(engine, data, mech, engine.k_params)
@@ -802,7 +800,11 @@ def _design(
     return data, mech, build_linear_design(parsed, data, mech, owner, weights)
 
 
-def _not_binary(d: LinearDesign) -> FloatArray:
-    """Number of rows whose outcome is not 0/1 (a Dask partition's share)."""
+def _outcome_values(d: LinearDesign) -> tuple[int, FloatArray]:
+    """Rows whose outcome is not 0/1, and the five smallest outcome values."""
     y = d.public[:, 0]
-    return np.array([np.sum(~((y == 0) | (y == 1)))])
+    return int(np.sum(~((y == 0) | (y == 1)))), np.unique(y)[:5]
+
+
+def _merge_values(a: tuple[int, FloatArray], b: tuple[int, FloatArray]) -> Any:
+    return a[0] + b[0], np.unique(np.concatenate([a[1], b[1]]))[:5]
