@@ -44,6 +44,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from privinfer._frames import as_pandas, frame_from_arrays
+from privinfer._threads import small_matrix_blas
 from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
 from privinfer._validation import spawn_generators
 from privinfer.exceptions import (
@@ -640,7 +641,8 @@ class TreatmentModel:
                 self._rows.fold_sums(folds, lambda i, f, s: stats(i, f, s, o.n_folds)),
                 self._name,
             )
-        fits = refit(st)
+        with small_matrix_blas():
+            fits = refit(st)
         P_ref = basis.private_only(design.U)
         kernel_ref = None
         if o.outcome_model == "kernel":
@@ -736,9 +738,10 @@ class TreatmentModel:
         again = params(fits, st)
         if not np.allclose(again, est, rtol=1e-8, atol=1e-10 * (1.0 + float(np.abs(est).max()))):
             return None
-        out = bootstrap_se(
-            fine, self.options.n_folds, lambda s: refit(s, fits), params, rng, N_DRAWS
-        )
+        with small_matrix_blas():
+            out = bootstrap_se(
+                fine, self.options.n_folds, lambda s: refit(s, fits), params, rng, N_DRAWS
+            )
         return None if out is None else out.se
 
     def _fold_nuisances(
