@@ -54,6 +54,7 @@ __all__ = [
     "cluster_sums",
     "influence_cov",
     "moment_covariance",
+    "outer_from_sums",
     "sandwich",
 ]
 
@@ -268,13 +269,33 @@ class OuterAccumulator:
         r"""The accumulated :math:`\frac1n\sum_u s_us_u'` (two-way: the CGM combination)."""
         if self.codes is None:
             return self._acc / n_obs
-        terms = []
-        for g, s in zip(self._sizes, self._sums, strict=True):
-            f = g / (g - 1.0) if self.small_g and g > 1 else 1.0
-            terms.append(f * (s.T @ s) / n_obs)
-        if len(terms) == 1:
-            return terms[0]
-        return _psd(terms[0] + terms[1] - terms[2])
+        return outer_from_sums(self._sums, n_obs, small_g=self.small_g)
+
+
+def outer_from_sums(
+    sums: Sequence[FloatArray], n_obs: int, *, small_g: bool = False
+) -> FloatArray:
+    r"""Clustered :math:`\frac1n\sum_g s_gs_g'` from the within-cluster sums themselves.
+
+    For sums reduced elsewhere (e.g. a group-by over the partitions of a Dask frame):
+    one array of shape (G, k) for one-way clustering, three (first dimension, second
+    dimension, intersections) for two-way, combined as :class:`OuterAccumulator` does,
+    small-G correction included.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(outer_from_sums([np.array([[2.0], [-2.0]])], 4)[0, 0])
+    2.0
+    """
+    terms = []
+    for s in sums:
+        g = s.shape[0]
+        f = g / (g - 1.0) if small_g and g > 1 else 1.0
+        terms.append(f * (s.T @ s) / n_obs)
+    if len(terms) == 1:
+        return terms[0]
+    return _psd(terms[0] + terms[1] - terms[2])
 
 
 def moment_covariance(

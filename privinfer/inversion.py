@@ -27,8 +27,11 @@ O(n M).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -524,6 +527,7 @@ def index_expectation(
     link: Callable[[FloatArray], FloatArray],
     *,
     grid_size: int = 129,
+    span: tuple[float, float, bool] | None = None,
 ) -> tuple[FloatArray, float]:
     r"""Reference expectations through a single index: :math:`E_{\bar Q}[f(X) g(t + \eta(X))]`.
 
@@ -548,6 +552,11 @@ def index_expectation(
         Vectorised :math:`g`.
     grid_size : int, default=129
         Grid size when ``t`` takes many values.
+    span : IndexSpan or (float, float, bool), optional
+        When ``t`` is one part of the rows (a partition of a Dask frame): the smallest
+        and largest ``t`` of all rows and whether all rows have at most ``grid_size``
+        distinct values, so every part is evaluated (exactly, or on the same grid) as
+        the whole would be.
 
     Returns
     -------
@@ -600,14 +609,73 @@ def index_expectation(
             out[s : s + step] = g @ fw
         return out
 
-    if uniq.size <= grid_size:
+    lo, hi, exact = (uniq[0], uniq[-1], uniq.size <= grid_size) if span is None else span
+    if exact:
         return at(uniq)[inverse], 0.0
-    grid = np.linspace(uniq[0], uniq[-1], grid_size)
-    spline = CubicSpline(grid, at(grid), axis=0)
-    mids = 0.5 * (grid[:-1] + grid[1:])
-    probe = mids[:: max(1, mids.size // 16)]
-    err = float(np.max(np.abs(at(probe) - spline(probe)))) if probe.size else 0.0
+
+    def build() -> tuple[CubicSpline, float]:
+        grid = np.linspace(lo, hi, grid_size)
+        spline = CubicSpline(grid, at(grid), axis=0)
+        mids = 0.5 * (grid[:-1] + grid[1:])
+        probe = mids[:: max(1, mids.size // 16)]
+        err = float(np.max(np.abs(at(probe) - spline(probe)))) if probe.size else 0.0
+        return spline, err
+
+    if isinstance(span, IndexSpan):  # one spline for all the parts that share the span
+        key = (link, grid_size, *(_digest(a) for a in (eta_ref, features_ref, weights)))
+        spline, err = span.cached(key, build)
+    else:
+        spline, err = build()
     return spline(t), err
+
+
+def _digest(a: FloatArray) -> tuple[tuple[int, ...], bytes]:
+    return a.shape, hashlib.blake2b(np.ascontiguousarray(a).tobytes(), digest_size=16).digest()
+
+
+class IndexSpan:
+    """The public index of *all* rows, for :func:`index_expectation` on a part of them.
+
+    ``lo``, ``hi``: its smallest and largest value; ``exact``: whether it takes at most
+    ``grid_size`` distinct values. Unpacks as ``(lo, hi, exact)``. The parts that share
+    one span (the partitions of a Dask frame, in one process) also share the spline
+    fitted on its grid, built once.
+
+    Examples
+    --------
+    >>> from scipy.special import expit
+    >>> eta, w = np.array([-1.0, 1.0]), np.array([0.5, 0.5])
+    >>> t = np.linspace(-3, 3, 1000)
+    >>> whole, _ = index_expectation(t, eta, eta[:, None], w, expit)
+    >>> span = IndexSpan(-3.0, 3.0, False)
+    >>> part, _ = index_expectation(t[:10], eta, eta[:, None], w, expit, span=span)
+    >>> bool(np.array_equal(part, whole[:10]))
+    True
+    """
+
+    def __init__(self, lo: float, hi: float, exact: bool) -> None:
+        self.lo, self.hi, self.exact = float(lo), float(hi), bool(exact)
+        self._cache: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.lo, self.hi, self.exact))
+
+    def cached(self, key: Any, build: Callable[[], Any]) -> Any:
+        """``build()`` once per key (thread-safe)."""
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = build()
+            return self._cache[key]
+
+    def __getstate__(self) -> tuple[float, float, bool]:
+        return self.lo, self.hi, self.exact
+
+    def __setstate__(self, state: tuple[float, float, bool]) -> None:
+        self.__init__(*state)  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        return f"IndexSpan(lo={self.lo:g}, hi={self.hi:g}, exact={self.exact})"
 
 
 def __getattr__(name: str) -> object:

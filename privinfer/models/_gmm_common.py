@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import chi2
 
-from privinfer._typing import FloatArray, IntArray
+from privinfer._typing import FloatArray
 from privinfer._validation import check_in_interval, check_int
 from privinfer.covariance import cluster_codes, cluster_counts
 from privinfer.exceptions import (
@@ -75,7 +75,7 @@ class FitOptions:
 
     weighting: str
     cov_type: str
-    codes: IntArray | None
+    codes: Any
     center: bool
     small_g: bool
     initial_weight: FloatArray | None
@@ -92,7 +92,8 @@ class FitOptions:
         if self.codes is None:
             base = "robust (HC0)"
         else:
-            counts = " x ".join(str(g) for g in cluster_counts(self.codes))
+            groups = getattr(self.codes, "counts", None) or cluster_counts(self.codes)
+            counts = " x ".join(str(g) for g in groups)
             base = f"cluster ({counts})" + (", G/(G-1)" if self.small_g else "")
         return base + (" (centred)" if self.center else "")
 
@@ -290,7 +291,11 @@ def fit_options(
     if cov_type == "clustered":
         if clusters is None:
             raise ClusterError(f"{owner}: cov_type='clustered' needs clusters.")
-        codes = cluster_codes(clusters, engine.n_obs, owner)
+        design = getattr(engine, "design", None)
+        if hasattr(design, "cluster_keys"):  # a Dask frame: labels stay in its partitions
+            codes = design.cluster_keys(clusters, owner)
+        else:
+            codes = cluster_codes(clusters, engine.n_obs, owner)
     elif clusters is not None:
         raise ClusterError(f"{owner}: clusters given but cov_type={cov_type!r}.")
     k_moms = engine.k_moms

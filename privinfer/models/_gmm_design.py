@@ -29,7 +29,13 @@ import pandas as pd
 
 from privinfer._chunking import row_chunks
 from privinfer._typing import FloatArray, IntArray
-from privinfer.exceptions import DataMismatchError, MechanismMismatchError, SingularDesignError
+from privinfer.covariance import OuterAccumulator
+from privinfer.exceptions import (
+    DataMismatchError,
+    MechanismMismatchError,
+    SingularDesignError,
+    WeightsError,
+)
 from privinfer.formula import (
     CovariateSpec,
     build_covariate_spec,
@@ -38,11 +44,14 @@ from privinfer.formula import (
 )
 from privinfer.inversion import invert
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
+from privinfer.models._inputs import weight_values
 
 __all__ = [
     "LinearDesign",
     "LinearFormula",
+    "LinearSpecs",
     "build_linear_design",
+    "linear_specs",
     "new_regressors",
     "parse_linear_formula",
 ]
@@ -177,6 +186,9 @@ class LinearDesign:
         Endogenous regressors and excluded instruments (IV only).
     spec : CovariateSpec
         Materialises the private columns of the reference sample.
+    w : ndarray of shape (n,) or None
+        Public sampling weights normalised to mean one: every sum over rows (second
+        moments, moment rows) is weighted.
     """
 
     names: tuple[str, ...]
@@ -187,6 +199,7 @@ class LinearDesign:
     endog_idx: IntArray
     instr_idx: IntArray
     spec: CovariateSpec
+    w: FloatArray | None = None
 
     @property
     def n_obs(self) -> int:
@@ -198,21 +211,33 @@ class LinearDesign:
         """Number of public columns (dependent variable included)."""
         return int(self.public.shape[1])
 
+    @property
+    def n_private(self) -> int:
+        """Number of private design columns."""
+        return int(self.private.shape[1])
+
     def chunks(self) -> list[slice]:
         """Row slices bounding the temporaries of one pass (:mod:`privinfer._chunking`)."""
         return row_chunks(self.n_obs, len(self.names))  # type: ignore[return-value]
 
-    def raw_moments(self) -> tuple[FloatArray, FloatArray]:
-        """Raw cross-products :math:`C'C/n` and public column means, in one chunked pass."""
+    def raw_sums(self) -> tuple[FloatArray, FloatArray]:
+        """Raw cross-products :math:`C'C` and public column sums, in one chunked pass."""
         q, K = self.n_public, len(self.names)
         raw = np.zeros((K, K))
         for rows in self.chunks():
             pub, priv = self.public[rows], self.private[rows]
-            raw[:q, :q] += pub.T @ pub
-            raw[:q, q:] += pub.T @ priv
-            raw[q:, q:] += priv.T @ priv
+            pub_w = pub if self.w is None else pub * self.w[rows, None]
+            raw[:q, :q] += pub_w.T @ pub
+            raw[:q, q:] += pub_w.T @ priv
+            raw[q:, q:] += (priv if self.w is None else priv * self.w[rows, None]).T @ priv
         raw[q:, :q] = raw[:q, q:].T
-        return raw / self.n_obs, self.public.mean(axis=0)
+        pub_sum = self.public.sum(axis=0) if self.w is None else self.w @ self.public
+        return raw, pub_sum
+
+    def raw_moments(self) -> tuple[FloatArray, FloatArray]:
+        """Raw cross-products :math:`C'C/n` and public column means."""
+        raw, pub_sum = self.raw_sums()
+        return raw / self.n_obs, pub_sum / self.n_obs
 
     def reference_table(self, mean: FloatArray, outer: FloatArray) -> FloatArray:
         r"""``T[j, k] = E_Qbar[p_j p_k]`` over all columns (``p = 1`` for public ones)."""
@@ -246,7 +271,7 @@ class LinearDesign:
     def moment_rows(
         self, w: FloatArray, cols: IntArray, table: FloatArray, alpha: float, rows: slice
     ) -> FloatArray:
-        r"""Private moment rows :math:`Q_X^{-1}[c_j\,(c'w)]` for ``j`` in ``cols``.
+        r"""Private moment rows :math:`Q_X^{-1}[c_j\,(c'w)]` for ``j`` in ``cols`` (weighted).
 
         With :math:`t(v) = \sum_{k\,\mathrm{public}} w_k c_k(v)`,
 
@@ -267,14 +292,51 @@ class LinearDesign:
         if np.any(order != np.arange(cols.size)):
             Cz = Cz[:, np.argsort(order)]
         phi = Cz * e[:, None]
-        if alpha == 1.0:
-            return phi
-        mz = table[0, cols]
-        b = w[q:] @ table[q:, cols]
-        qbar = np.outer(t, mz)
-        qbar += b
-        qbar[:, pos_pub] *= Cz[:, pos_pub]
-        return invert(phi, qbar, alpha)
+        if alpha < 1.0:
+            mz = table[0, cols]
+            b = w[q:] @ table[q:, cols]
+            qbar = np.outer(t, mz)
+            qbar += b
+            qbar[:, pos_pub] *= Cz[:, pos_pub]
+            phi = invert(phi, qbar, alpha)
+        if self.w is not None:  # public weights commute with the inversion
+            phi *= self.w[rows, None]
+        return phi
+
+    def moment_outer(
+        self,
+        W: FloatArray,
+        cols: IntArray,
+        table: FloatArray,
+        alpha: float,
+        codes: IntArray | None,
+        small_g: bool,
+        mu: FloatArray | None = None,
+        bread: FloatArray | None = None,
+    ) -> tuple[FloatArray, FloatArray | None]:
+        r"""Covariance of stacked private moment rows, and influence values, in one pass.
+
+        The rows are :math:`r_i = (R_{1i}, \dots, R_{ai})`,
+        :math:`R_{bi} = Q_X^{-1}[c_{\mathrm{cols}}\,(c'W_{:,b})](V_i, Z_i)`
+        (:meth:`moment_rows`), less ``mu`` when given; the result is
+        :math:`\frac1n\sum_u s_us_u'` over rows or clusters
+        (:class:`~privinfer.covariance.OuterAccumulator`). With ``bread`` (one column in
+        ``W``) the influence values :math:`r_iB'` are returned too, else ``None``.
+        """
+        acc = OuterAccumulator(cols.size * W.shape[1], codes, small_g=small_g)
+        infl = None if bread is None else np.empty((self.n_obs, bread.shape[0]))
+        bread_t = None if bread is None else np.ascontiguousarray(bread.T)
+        for rows in self.chunks():
+            r = np.concatenate(
+                [self.moment_rows(W[:, b], cols, table, alpha, rows) for b in range(W.shape[1])],
+                axis=1,
+            ) if W.shape[1] > 1 else self.moment_rows(W[:, 0], cols, table, alpha, rows)
+            if infl is not None:
+                np.dot(r, bread_t, out=infl[rows])
+            if mu is not None:
+                r -= mu
+            acc.add(r, rows)
+        return acc.result(self.n_obs), infl
 
 
 def _gather(a: FloatArray, idx: IntArray) -> FloatArray:
@@ -284,10 +346,106 @@ def _gather(a: FloatArray, idx: IntArray) -> FloatArray:
     return np.take(a, idx, axis=1)
 
 
-def build_linear_design(
-    parsed: LinearFormula, data: pd.DataFrame, mechanism: AlphaIdentity, owner: str
-) -> LinearDesign:
-    """Materialise the released design of a parsed OLS / IV formula.
+@dataclass(frozen=True)
+class LinearSpecs:
+    """What turns a frame into a :class:`LinearDesign`: formulaic specs and column roles.
+
+    Built once (:func:`linear_specs`) on the whole frame (pandas) or on a frame that
+    holds every level (Dask), then applied to any frame with :meth:`design`, so the
+    partitions of a Dask frame give the columns of the whole frame, in the same order.
+    """
+
+    parsed: LinearFormula
+    dep_spec: Any
+    spec: CovariateSpec
+    mechanism: AlphaIdentity
+    owner: str
+    weights: str | None = None
+    weight_mean: float = 1.0
+
+    @property
+    def public_used(self) -> list[str]:
+        """Public data columns the formula uses (dependent variable included)."""
+        dep = [str(v) for v in self.dep_spec.variables]
+        return sorted(set(dep) | set(self.spec.public_variables))
+
+    def sampling_weights(self, data: pd.DataFrame) -> FloatArray | None:
+        """The weights of the rows of ``data``, normalised by the whole frame's mean."""
+        if self.weights is None:
+            return None
+        return data[self.weights].to_numpy(dtype=float) / self.weight_mean
+
+    def design(self, data: pd.DataFrame) -> LinearDesign:
+        """The released design of ``data`` (rows as given; an empty frame gives no rows)."""
+        mechanism, parsed, spec, owner = self.mechanism, self.parsed, self.spec, self.owner
+        n = len(data)
+        if n == 0:
+            q = 1 + int(parsed.intercept) + len(spec.public_names)
+            w0 = None if self.weights is None else np.zeros(0)
+            return self._assemble(np.zeros((0, q)), np.zeros((0, len(spec.private_names))), w0)
+        y = np.asarray(self.dep_spec.get_model_matrix(data), dtype=float)[:, 0]
+        # the cast copies the frame: only needed when a private column is categorical
+        released = (
+            cast_private_categoricals(data, mechanism)
+            if mechanism.reference.categorical_levels()
+            else data
+        )
+        U_priv = spec.private_design(released)
+        U_pub = spec.public_design(released)
+        if U_priv.shape[0] != n or U_pub.shape[0] != n or y.shape[0] != n:
+            raise DataMismatchError(f"{owner}: formulaic dropped rows; check for missing values.")
+        public = np.column_stack([y, *([np.ones(n)] if parsed.intercept else []), U_pub])
+        return self._assemble(np.ascontiguousarray(public), U_priv, self.sampling_weights(data))
+
+    def _assemble(
+        self, public: FloatArray, private: FloatArray, w: FloatArray | None
+    ) -> LinearDesign:
+        parsed, spec = self.parsed, self.spec
+        lead = ["Intercept"] if parsed.intercept else []
+        names = (parsed.dependent, *lead, *spec.public_names, *spec.private_names)
+        column_term = _column_terms(spec)
+
+        def cols(terms: tuple[str, ...]) -> list[int]:
+            out: list[int] = []
+            for term in terms:
+                hits = [j for j, nm in enumerate(names) if column_term.get(nm) == term]
+                out += hits
+            return out
+
+        first = [1] if parsed.intercept else []
+        exog = first + cols(parsed.exog)
+        endog = cols(parsed.endog)
+        instr = cols(parsed.instruments)
+        x_idx = np.array(exog + endog, dtype=np.int64)
+        z_idx = np.array(exog + instr, dtype=np.int64)
+        if x_idx.size == 0:
+            raise DataMismatchError(f"{self.owner}: {parsed.formula!r} has no regressor.")
+        return LinearDesign(
+            names=names,
+            public=public,
+            private=private,
+            x_idx=x_idx,
+            z_idx=z_idx,
+            endog_idx=np.array(endog, dtype=np.int64),
+            instr_idx=np.array(instr, dtype=np.int64),
+            spec=spec,
+            w=w,
+        )
+
+
+def linear_specs(
+    parsed: LinearFormula,
+    data: pd.DataFrame,
+    mechanism: AlphaIdentity,
+    owner: str,
+    weights: str | None = None,
+    weight_mean: float = 1.0,
+) -> LinearSpecs:
+    """Formulaic specs of a parsed OLS / IV / logit formula, learned on ``data``.
+
+    ``data`` must already have passed ``mechanism.check_data``. Its public columns are
+    checked for missing values here (the whole frame with pandas; with Dask each
+    partition is checked again by the caller).
 
     Raises
     ------
@@ -296,7 +454,6 @@ def build_linear_design(
     DataMismatchError, MissingValueError, NonSeparableTermError
         Columns missing, NaN in public columns, or a term mixing private and public.
     """
-    mechanism.check_data(data, owner)
     private = set(mechanism.private_columns)
     try:
         dep_mm = formulaic.model_matrix("0 + " + parsed.dependent, data, na_action="ignore")
@@ -318,7 +475,6 @@ def build_linear_design(
         raise DataMismatchError(
             f"{owner}: the dependent variable {parsed.dependent!r} must be one numeric column."
         )
-    y = np.asarray(dep_mm, dtype=float)[:, 0]
     rhs_vars = {str(v) for v in formulaic.Formula(parsed.rhs).required_variables}
     public_used = sorted((rhs_vars & {str(c) for c in data.columns}) - private)
     check_public_columns(data, public_used, mechanism, {}, owner)
@@ -330,41 +486,36 @@ def build_linear_design(
     )
     spec = build_covariate_spec(parsed.rhs, released, mechanism, owner)
     check_public_columns(data, list(spec.public_variables), mechanism, {}, owner)
-    U_priv = spec.private_design(released)
-    U_pub = spec.public_design(released)
-    if U_priv.shape[0] != len(data) or U_pub.shape[0] != len(data):
-        raise DataMismatchError(f"{owner}: formulaic dropped rows; check for missing values.")
-    n = len(data)
-    lead = ["Intercept"] if parsed.intercept else []
-    public = np.column_stack([y, *([np.ones(n)] if parsed.intercept else []), U_pub])
-    names = (parsed.dependent, *lead, *spec.public_names, *spec.private_names)
-    column_term = _column_terms(spec)
+    return LinearSpecs(parsed, dep_mm.model_spec, spec, mechanism, owner, weights, weight_mean)
 
-    def cols(terms: tuple[str, ...]) -> list[int]:
-        out: list[int] = []
-        for term in terms:
-            hits = [j for j, nm in enumerate(names) if column_term.get(nm) == term]
-            out += hits
-        return out
 
-    first = [1] if parsed.intercept else []
-    exog = first + cols(parsed.exog)
-    endog = cols(parsed.endog)
-    instr = cols(parsed.instruments)
-    x_idx = np.array(exog + endog, dtype=np.int64)
-    z_idx = np.array(exog + instr, dtype=np.int64)
-    if x_idx.size == 0:
-        raise DataMismatchError(f"{owner}: {parsed.formula!r} has no regressor.")
-    return LinearDesign(
-        names=names,
-        public=np.ascontiguousarray(public),
-        private=U_priv,
-        x_idx=x_idx,
-        z_idx=z_idx,
-        endog_idx=np.array(endog, dtype=np.int64),
-        instr_idx=np.array(instr, dtype=np.int64),
-        spec=spec,
-    )
+def build_linear_design(
+    parsed: LinearFormula,
+    data: pd.DataFrame,
+    mechanism: AlphaIdentity,
+    owner: str,
+    weights: str | None = None,
+) -> LinearDesign:
+    """Materialise the released design of a parsed OLS / IV formula.
+
+    ``weights`` names a public column of sampling weights (normalised to mean one).
+
+    Raises
+    ------
+    WeightsError, MissingValueError
+        Bad weights column.
+    MechanismMismatchError
+        The dependent variable uses a private column.
+    DataMismatchError, MissingValueError, NonSeparableTermError
+        Columns missing, NaN in public columns, or a term mixing private and public.
+    """
+    mechanism.check_data(data, owner)
+    mean = 1.0
+    if weights is not None:
+        mean = float(weight_values(data, weights, mechanism, owner).mean())
+        if not mean > 0:
+            raise WeightsError(f"{owner}: weights column {weights!r} is zero everywhere.")
+    return linear_specs(parsed, data, mechanism, owner, weights, mean).design(data)
 
 
 def _column_terms(spec: CovariateSpec) -> dict[str, str]:

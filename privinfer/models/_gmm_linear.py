@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from privinfer._typing import FloatArray
-from privinfer.covariance import OuterAccumulator, sandwich
+from privinfer.covariance import sandwich
 from privinfer.exceptions import IndefiniteGramWarning
 from privinfer.inversion import ReferenceMoments, reference_design
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
@@ -85,6 +85,8 @@ class LinearEngine(GMMEngine):
     reference_size : int
     intercept : bool
         Whether the model has an intercept (centred :math:`R^2`).
+    weights : str, optional
+        Name of the public sampling-weights column (the design holds the weights).
     """
 
     def __init__(
@@ -96,8 +98,10 @@ class LinearEngine(GMMEngine):
         dep_variable: str,
         reference_size: int,
         intercept: bool,
+        weights: str | None = None,
     ) -> None:
         self.design = design
+        self.weights = weights
         self.mechanism = mechanism
         self.kind = kind
         self.formula = formula
@@ -117,7 +121,7 @@ class LinearEngine(GMMEngine):
     def _moments(self, rng: np.random.Generator) -> _Moments:
         d = self.design
         raw, pub_mean = d.raw_moments()
-        kp = d.private.shape[1]
+        kp = d.n_private
         alpha = self.mechanism.alpha
         if alpha < 1.0 and kp:
             points = reference_design(self.mechanism, d.spec, self.reference_size, rng)
@@ -166,18 +170,10 @@ class LinearEngine(GMMEngine):
         if o.cov_type == "nonrobust" and bread is None:
             return float(w @ m.S @ w) * m.S[np.ix_(z, z)], None
         gbar = m.S[z, 0] - m.S[np.ix_(z, x)] @ theta
-        mu = gbar if o.center else np.zeros(z.size)
-        acc = OuterAccumulator(z.size, o.codes, small_g=o.small_g)
-        infl = None if bread is None else np.empty((d.n_obs, bread.shape[0]))
-        bread_t = None if bread is None else np.ascontiguousarray(bread.T)
-        for rows in d.chunks():
-            r = d.moment_rows(w, z, m.table, m.alpha, rows)
-            if infl is not None:
-                np.dot(r, bread_t, out=infl[rows])
-            if o.center:
-                r -= mu
-            acc.add(r, rows)
-        Phi = acc.result(d.n_obs)
+        mu = gbar if o.center else None
+        Phi, infl = d.moment_outer(
+            w[:, None], z, m.table, m.alpha, o.codes, o.small_g, mu=mu, bread=bread
+        )
         if o.cov_type == "nonrobust":
             Phi = float(w @ m.S @ w) * m.S[np.ix_(z, z)]
         return Phi, infl
@@ -238,12 +234,15 @@ class LinearEngine(GMMEngine):
             weighting = "OLS (exactly identified)"
         elif exactly:
             weighting = "IV (exactly identified)"
-        return [
+        facts = [
             ("Model:", self.kind.upper()),
             ("Weighting:", weighting),
             ("Covariance:", o.label),
             ("Moments / params:", f"{self.k_moms} / {self.k_params}"),
         ]
+        if self.weights is not None:
+            facts.append(("Sampling weights:", self.weights))
+        return facts
 
     # -- fit -----------------------------------------------------------------------------
     def fit(self, options: FitOptions, rng: np.random.Generator) -> GMMFit:

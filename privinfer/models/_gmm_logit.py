@@ -21,6 +21,7 @@ conditions on the covariates, as statsmodels does.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,7 @@ from privinfer.models._gmm_common import (
     check_nonsingular,
     j_statistic,
 )
+from privinfer.models._gmm_dask import OmittedInfluence, dask_logit_scores, dask_logit_solve
 from privinfer.models._gmm_design import LinearDesign, new_regressors
 from privinfer.nuisance.logit import fit_private_logit, private_logit_scores
 
@@ -117,6 +119,8 @@ class LogitEngine(GMMEngine):
     mechanism : AlphaIdentity
     formula, dep_variable : str
     reference_size : int
+    weights : str, optional
+        Name of the public sampling-weights column (the design holds the weights).
     """
 
     def __init__(
@@ -126,8 +130,10 @@ class LogitEngine(GMMEngine):
         formula: str,
         dep_variable: str,
         reference_size: int,
+        weights: str | None = None,
     ) -> None:
         self.design = design
+        self.weights = weights
         self.mechanism = mechanism
         self.kind = "logit"
         self.formula = formula
@@ -145,7 +151,7 @@ class LogitEngine(GMMEngine):
 
     def _reference(self, rng: np.random.Generator) -> _Reference:
         d = self.design
-        kp = d.private.shape[1]
+        kp = d.n_private
         alpha = self.mechanism.alpha
         if alpha < 1.0 and kp:
             ref = reference_design(self.mechanism, d.spec, self.reference_size, rng)
@@ -155,11 +161,15 @@ class LogitEngine(GMMEngine):
 
     def _solve(self, ref: _Reference, o: FitOptions) -> tuple[FloatArray, int]:
         d = self.design
+        tol = min(o.tol, 1e-11)
         try:
-            fit = fit_private_logit(
-                d.public[:, 0], d.public[:, 2:], d.private, ref.U, ref.w, ref.alpha,
-                label=o.owner, tol=min(o.tol, 1e-11),
-            )  # fmt: skip
+            if isinstance(d, LinearDesign):
+                fit = fit_private_logit(
+                    d.public[:, 0], d.public[:, 2:], d.private, ref.U, ref.w, ref.alpha,
+                    label=o.owner, tol=tol, weights=d.w,
+                )  # fmt: skip
+            else:
+                fit = dask_logit_solve(d, ref.U, ref.w, ref.alpha, tol=tol, label=o.owner)
         except SingularDesignError as err:
             raise SingularDesignError(
                 f"{o.owner}: the private logistic moment equations have no root reached by "
@@ -174,25 +184,39 @@ class LogitEngine(GMMEngine):
         d = self.design
         ref = self._reference(rng)
         coef, n_iter = self._solve(ref, o)
-        y, pub = d.public[:, 0], d.public[:, 2:]
-        rows, jac, interp = private_logit_scores(coef, y, pub, d.private, ref.U, ref.w, ref.alpha)
         internal = [d.names[j + 1] for j in range(coef.size)]
-        check_nonsingular(-jac, internal, "logistic information matrix", o.owner)
-        A = np.eye(jac.shape[0])
-        if o.cov_type == "nonrobust":
-            Phi = -jac  # information equality: the classical (statsmodels default) covariance
+        nonrobust = o.cov_type == "nonrobust"
+        rows: FloatArray | None = None
+        span = None
+        if isinstance(d, LinearDesign):
+            y, pub = d.public[:, 0], d.public[:, 2:]
+            rows, jac, interp = private_logit_scores(
+                coef, y, pub, d.private, ref.U, ref.w, ref.alpha, weights=d.w
+            )
+            check_nonsingular(-jac, internal, "logistic information matrix", o.owner)
+            gbar = rows.mean(axis=0)
+            Phi = None if nonrobust else moment_covariance(
+                rows, o.codes, center=o.center, small_g=o.small_g
+            )
         else:
-            Phi = moment_covariance(rows, o.codes, center=o.center, small_g=o.small_g)
+            gbar, jac, Phi, interp, span = dask_logit_scores(
+                d, coef, ref.U, ref.w, ref.alpha, o.codes,
+                center=o.center, small_g=o.small_g, nonrobust=nonrobust,
+            )  # fmt: skip
+            check_nonsingular(-jac, internal, "logistic information matrix", o.owner)
+        A = np.eye(jac.shape[0])
+        if Phi is None:
+            Phi = -jac  # information equality: the classical (statsmodels default) covariance
         cov, bread = sandwich(jac, A, Phi, d.n_obs)
-        infl = rows @ bread.T
-        tests = {"j_test": j_statistic(rows.mean(axis=0), A, d.n_obs, A.shape[0], efficient=True)}
+        infl = OmittedInfluence((d.n_obs, coef.size)) if rows is None else rows @ bread.T
+        tests = {"j_test": j_statistic(gbar, A, d.n_obs, A.shape[0], efficient=True)}
         notes = (f"Single-index interpolation error {interp:.2g}.",) if interp > 0 else ()
         facts = (
             ("Model:", "LOGIT"),
             ("Newton steps:", str(n_iter)),
             ("Covariance:", o.label),
             ("Moments / params:", f"{A.shape[0]} / {A.shape[0]}"),
-        )
+        ) + ((("Sampling weights:", self.weights),) if self.weights is not None else ())
         p = self._order
         cov_f = cov[np.ix_(p, p)]
         return GMMFit(
@@ -204,29 +228,24 @@ class LogitEngine(GMMEngine):
             notes=notes,
             reference_points=ref.n_points,
             reference_exact=ref.exact,
-            margeff=self._margeff(coef, cov, ref),
+            margeff=self._margeff(coef, cov, ref, span),
         )
 
-    def _margeff(self, coef: FloatArray, cov: FloatArray, ref: _Reference) -> MarginalEffects:
+    def _margeff(
+        self, coef: FloatArray, cov: FloatArray, ref: _Reference, span: Any
+    ) -> MarginalEffects:
         """Average marginal effects and their delta-method covariance (internal order in)."""
         d = self.design
-        W = np.column_stack([np.ones(d.n_obs), d.public[:, 2:]])
-        kw = W.shape[1]
-        t = W @ coef[:kw]
-        eta = t + d.private @ coef[kw:]
-        lam = expit(eta)
-        d1 = lam * (1 - lam)
-        d2 = d1 * (1 - 2 * lam)
-        Psi = np.column_stack([W, d.private])
-        m_raw = d1.mean()
-        dm_raw = Psi.T @ d2 / d.n_obs
+        func = partial(_margeff_sums, coef=coef, ref=ref, span=span)
+        s_d1, s_dm, s_f1, s_wf2, s_f2 = (
+            func(d) if isinstance(d, LinearDesign) else d.sums(func)
+        )
+        n = d.n_obs
+        m_raw = s_d1 / n
+        dm_raw = s_dm / n
         if ref.alpha < 1.0:
-            eta_ref = ref.U @ coef[kw:]
-            f1 = np.column_stack([np.ones(ref.U.shape[0]), ref.U])
-            F1, _ = index_expectation(t, eta_ref, f1[:, :1], ref.w, _d1)
-            F2, _ = index_expectation(t, eta_ref, f1, ref.w, _d2)
-            m = float(invert(m_raw, F1[:, 0].mean(), ref.alpha))
-            dm_ref = np.concatenate([W.T @ F2[:, 0] / d.n_obs, F2[:, 1:].mean(axis=0)])
+            m = float(invert(m_raw, s_f1 / n, ref.alpha))
+            dm_ref = np.concatenate([s_wf2 / n, s_f2 / n])
             dm = invert(dm_raw, dm_ref, ref.alpha)
         else:
             m, dm = float(m_raw), dm_raw
@@ -251,6 +270,35 @@ class LogitEngine(GMMEngine):
     def outcome(self) -> FloatArray:
         """Released (public) 0/1 outcome."""
         return self.design.public[:, 0]
+
+
+def _margeff_sums(
+    d: LinearDesign, *, coef: FloatArray, ref: _Reference, span: Any
+) -> tuple[Any, ...]:
+    r"""Row sums behind the marginal effects: :math:`\Lambda'`, :math:`\Lambda''\psi` and
+    their reference expectations (of the whole design, or of one Dask partition).
+    """
+    W = np.column_stack([np.ones(d.n_obs), d.public[:, 2:]])
+    kw = W.shape[1]
+    t = W @ coef[:kw]
+    eta = t + d.private @ coef[kw:]
+    lam = expit(eta)
+    d1 = lam * (1 - lam)
+    d2 = d1 * (1 - 2 * lam)
+    Psi = np.column_stack([W, d.private])
+    kx = d.private.shape[1]
+    w = np.ones(d.n_obs) if d.w is None else d.w
+    if d.w is not None:  # sampling weights weight every row's contribution
+        d1, d2 = d1 * w, d2 * w
+    if ref.alpha == 1.0:
+        return d1.sum(), Psi.T @ d2, 0.0, np.zeros(kw), np.zeros(kx)
+    eta_ref = ref.U @ coef[kw:]
+    f1 = np.column_stack([np.ones(ref.U.shape[0]), ref.U])
+    F1, _ = index_expectation(t, eta_ref, f1[:, :1], ref.w, _d1, span=span)
+    F2, _ = index_expectation(t, eta_ref, f1, ref.w, _d2, span=span)
+    if d.w is not None:
+        F1, F2 = F1 * w[:, None], F2 * w[:, None]
+    return d1.sum(), Psi.T @ d2, F1[:, 0].sum(), W.T @ F2[:, 0], F2[:, 1:].sum(axis=0)
 
 
 def _d1(x: FloatArray) -> FloatArray:

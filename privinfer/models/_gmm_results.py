@@ -29,8 +29,9 @@ import pandas as pd
 from scipy.special import expit
 
 from privinfer._typing import FloatArray
-from privinfer.exceptions import NotAvailableError, WeakInstrumentWarning
+from privinfer.exceptions import NotAvailableError, UnsupportedBackendError, WeakInstrumentWarning
 from privinfer.models._gmm_common import FitOptions
+from privinfer.models._gmm_dask import OmittedInfluence
 from privinfer.models._gmm_logit import MarginalEffects
 from privinfer.models._weakiv import WEAK_F, ConfidenceSet, WeakIVStats
 from privinfer.results import PrivateResults, ResultsRecord, TestResult
@@ -96,6 +97,29 @@ class PrivateGMMResults(PrivateResults):
             weak_iv=self._weak_iv,
         )
 
+    @property
+    def influence(self) -> pd.DataFrame:
+        r"""Centred transformed influence values :math:`\varphi_i` (n x p).
+
+        Raises
+        ------
+        UnsupportedBackendError
+            The fit ran on a Dask DataFrame: its covariance was reduced over the
+            partitions and the influence values were never gathered.
+        """
+        self._require_rows("influence")
+        return super().influence
+
+    def _require_rows(self, what: str) -> None:
+        infl = self._record.influence
+        if isinstance(infl, OmittedInfluence):
+            raise UnsupportedBackendError(
+                f"PrivateGMMResults.{what}: this fit ran on a Dask DataFrame, whose influence "
+                f"values (n = {infl.shape[0]} rows) are reduced over the partitions and never "
+                "gathered. Refit on pandas (compute() the frame) for row-level values and "
+                "the multiplier bootstrap."
+            )
+
     def bootstrap(self, *args: Any, **kwargs: Any) -> PrivateGMMResults:
         r"""Multiplier bootstrap of the t statistics; see :meth:`PrivateResults.bootstrap`.
 
@@ -107,6 +131,11 @@ class PrivateGMMResults(PrivateResults):
         -------
         PrivateGMMResults
             A copy carrying the draws.
+
+        Raises
+        ------
+        UnsupportedBackendError
+            A fit on a Dask DataFrame (its influence values are not gathered).
 
         Examples
         --------
@@ -123,6 +152,7 @@ class PrivateGMMResults(PrivateResults):
         >>> bool(abs(boot.boot_t_stats["x"].std() - 1) < 0.1)
         True
         """
+        self._require_rows("bootstrap")
         return self._like(super().bootstrap(*args, **kwargs)._record)
 
     # -- fit quality -----------------------------------------------------------------------

@@ -530,6 +530,16 @@ def _sampling_weights(
     """Public sampling weights, validated and normalised to mean one."""
     if weights is None:
         return None
+    w = weight_values(data, weights, mech, owner)
+    if not np.any(w > 0):
+        raise WeightsError(f"{owner}: weights column {weights!r} is zero everywhere.")
+    return w / w.mean()
+
+
+def weight_values(
+    data: pd.DataFrame, weights: str, mech: AlphaIdentity, owner: str
+) -> FloatArray:
+    """The weights column of ``data`` (or of one partition), checked but not normalised."""
     if not isinstance(weights, str) or weights not in data.columns:
         raise WeightsError(f"{owner}: weights must name a column of the data; got {weights!r}.")
     if weights in mech.private_columns:
@@ -551,6 +561,4 @@ def _sampling_weights(
             f"{owner}: weights column {weights!r} holds {int(np.sum(w < 0))} negative value(s); "
             "sampling weights must be >= 0."
         )
-    if not np.any(w > 0):
-        raise WeightsError(f"{owner}: weights column {weights!r} is zero everywhere.")
-    return w / w.mean()
+    return w

@@ -48,7 +48,6 @@ from scipy.optimize import brentq
 from scipy.stats import chi2
 
 from privinfer._typing import FloatArray, IntArray
-from privinfer.covariance import OuterAccumulator
 from privinfer.models._gmm_design import LinearDesign
 from privinfer.results import TestResult
 
@@ -349,16 +348,7 @@ def weak_iv_stats(
     for j, e in enumerate(design.endog_idx):
         W[e, 1 + j] = -1.0
         W[z, 1 + j] = Pi[:, j]
-    k = z.size
-    acc = OuterAccumulator(k * W.shape[1], codes, small_g=small_g)
-    for rows in design.chunks():
-        acc.add(
-            np.concatenate(
-                [design.moment_rows(W[:, a], z, table, alpha, rows) for a in range(W.shape[1])],
-                axis=1,
-            ),
-            rows,
-        )
+    blocks, _ = design.moment_outer(W, z, table, alpha, codes, small_g)
     excl = np.array([list(z).index(j) for j in design.instr_idx], dtype=np.int64)
     return WeakIVStats(
         endog=tuple(design.names[e] for e in design.endog_idx),
@@ -367,7 +357,7 @@ def weak_iv_stats(
         Szz_inv=Szz_inv,
         pi0=pi0,
         Pi=Pi,
-        blocks=acc.result(design.n_obs),
+        blocks=blocks,
     )
 
 

@@ -29,7 +29,9 @@ two-step weighting uses :math:`A = \hat{\bar\Phi}^{-1}` and gives Hansen's J-tes
   :mod:`~privinfer.models._gmm_generic`): reference expectations by brute force over
   the distinct public rows, O(T M) function evaluations.
 
-Covariances, clusters and the sandwich come from :mod:`privinfer.covariance`.
+Covariances, clusters and the sandwich come from :mod:`privinfer.covariance`. On a
+Dask DataFrame the formula routes sum over partitions
+(:mod:`~privinfer.models._gmm_dask`); the user-moment route computes it to pandas.
 """
 
 from __future__ import annotations
@@ -49,8 +51,15 @@ from privinfer.exceptions import (
     SingularDesignError,
 )
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
+from privinfer.models._backend import is_dask_frame
 from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit, check_inputs, fit_options
-from privinfer.models._gmm_design import build_linear_design, parse_linear_formula
+from privinfer.models._gmm_dask import DaskLinearDesign, OmittedInfluence, dask_linear_design
+from privinfer.models._gmm_design import (
+    LinearDesign,
+    LinearFormula,
+    build_linear_design,
+    parse_linear_formula,
+)
 from privinfer.models._gmm_generic import build_generic_engine
 from privinfer.models._gmm_linear import LinearEngine
 from privinfer.models._gmm_logit import LogitEngine, MarginalEffects
@@ -60,7 +69,7 @@ from privinfer.models._gmm_results import (
     se_note,
     weak_iv_lines,
 )
-from privinfer.models._inputs import mechanism_record, release_guarantees
+from privinfer.models._inputs import mechanism_record, release_guarantees, resolve_mechanism
 from privinfer.models._weakiv import ConfidenceSet, WeakIVStats
 from privinfer.results import Diagnostics, ResultsRecord
 
@@ -194,7 +203,8 @@ class PrivateGMM:
         columns: Sequence[str] | None = None,
         reference_size: int = 512,
     ) -> None:
-        data = as_pandas(data, "PrivateGMM")
+        if not isinstance(moments, GMMEngine):
+            data = as_pandas(data, "PrivateGMM")
         engine = (
             moments
             if isinstance(moments, GMMEngine)
@@ -231,6 +241,7 @@ class PrivateGMM:
         *,
         mechanism: AlphaIdentity | None = None,
         reference_size: int = 8192,
+        weights: str | None = None,
     ) -> PrivateGMM:
         r"""Linear regression ``"y ~ x1 + x2 + w"`` with private and public regressors.
 
@@ -245,11 +256,17 @@ class PrivateGMM:
             must each be purely private or purely public (``w:x`` interactions of a
             public and a private variable are not separable through formula terms).
         data : DataFrame
-            Released data.
+            Released data: pandas, another frame library, or a Dask DataFrame (fitted
+            partition by partition; the results omit the influence values).
         mechanism : AlphaIdentity or None, default=None
             ``None`` reads it from ``data.attrs``.
         reference_size : int, default=8192
             Reference (Sobol) points for the moments of continuous private columns.
+        weights : str, optional
+            A public column of sampling weights (>= 0, normalised to mean one): every
+            moment and second moment is a weighted average, and the moment rows of the
+            covariance are weighted (weighted least squares / weighted GMM; at
+            ``alpha = 1`` statsmodels' ``WLS`` with the same covariance type).
 
         Returns
         -------
@@ -274,7 +291,7 @@ class PrivateGMM:
         >>> list(res.params.index)
         ['Intercept', 'x', 'w']
         """
-        return cls._linear(formula, data, mechanism, reference_size, iv=False)
+        return cls._linear(formula, data, mechanism, reference_size, iv=False, weights=weights)
 
     @classmethod
     def iv(
@@ -284,6 +301,7 @@ class PrivateGMM:
         *,
         mechanism: AlphaIdentity | None = None,
         reference_size: int = 8192,
+        weights: str | None = None,
     ) -> PrivateGMM:
         r"""Linear IV ``"y ~ w + [x ~ z1 + z2]"`` (linearmodels' bracket syntax).
 
@@ -299,11 +317,17 @@ class PrivateGMM:
         formula : str
             ``"dep ~ exog + [endog ~ instruments]"``; one bracket block.
         data : DataFrame
-            Released data.
+            Released data: pandas, another frame library, or a Dask DataFrame (fitted
+            partition by partition; the results omit the influence values).
         mechanism : AlphaIdentity or None, default=None
             ``None`` reads it from ``data.attrs``.
         reference_size : int, default=8192
             Reference (Sobol) points for the moments of continuous private columns.
+        weights : str, optional
+            A public column of sampling weights (>= 0, normalised to mean one): every
+            moment and second moment is a weighted average, and the moment rows of the
+            covariance are weighted (weighted least squares / weighted GMM; at
+            ``alpha = 1`` statsmodels' ``WLS`` with the same covariance type).
 
         Returns
         -------
@@ -334,7 +358,7 @@ class PrivateGMM:
         >>> res.j_test.df
         1
         """
-        return cls._linear(formula, data, mechanism, reference_size, iv=True)
+        return cls._linear(formula, data, mechanism, reference_size, iv=True, weights=weights)
 
     @classmethod
     def logit(
@@ -344,6 +368,7 @@ class PrivateGMM:
         *,
         mechanism: AlphaIdentity | None = None,
         reference_size: int = 8192,
+        weights: str | None = None,
     ) -> PrivateGMM:
         r"""Logistic regression ``"d ~ x1 + w"`` of a public binary outcome.
 
@@ -360,11 +385,16 @@ class PrivateGMM:
         formula : str
             ``"d ~ covariates"`` with an intercept; ``d`` public and coded 0/1.
         data : DataFrame
-            Released data.
+            Released data: pandas, another frame library, or a Dask DataFrame (fitted
+            partition by partition; the results omit the influence values).
         mechanism : AlphaIdentity or None, default=None
             ``None`` reads it from ``data.attrs``.
         reference_size : int, default=8192
             Reference (Sobol) points.
+        weights : str, optional
+            A public column of sampling weights (>= 0, normalised to mean one): the
+            weighted score equations, weighted score rows in the covariance and weighted
+            average marginal effects.
 
         Returns
         -------
@@ -394,17 +424,20 @@ class PrivateGMM:
         parsed = parse_linear_formula(formula, owner, iv=False)
         if not parsed.intercept:
             raise DataMismatchError(f"{owner}: {formula!r} must keep the intercept.")
-        data = as_pandas(data, owner)
-        mech = check_inputs(data, mechanism, owner)
+        data, mech, design = _design(
+            parsed, data, mechanism, owner, persist=True, weights=weights
+        )
         size = check_int(reference_size, "reference_size", owner, 2)
-        design = build_linear_design(parsed, data, mech, owner)
-        y = design.public[:, 0]
-        if not np.all((y == 0) | (y == 1)):
+        if isinstance(design, LinearDesign):
+            bad, values = _outcome_values(design)
+        else:
+            bad, values = design.sums(_outcome_values, add=_merge_values)
+        if bad:
             raise DataMismatchError(
                 f"{owner}: the outcome {parsed.dependent!r} must be coded 0/1; got values "
-                f"{sorted(np.unique(y))[:5]!r}."
+                f"{values.tolist()!r}."
             )
-        engine = LogitEngine(design, mech, formula, parsed.dependent, size)
+        engine = LogitEngine(design, mech, formula, parsed.dependent, size, weights)
         return cls(engine, data, mech, engine.k_params)
 
     @classmethod
@@ -416,15 +449,18 @@ class PrivateGMM:
         reference_size: int,
         *,
         iv: bool,
+        weights: str | None = None,
     ) -> PrivateGMM:
         owner = "PrivateGMM.iv" if iv else "PrivateGMM.ols"
         parsed = parse_linear_formula(formula, owner, iv=iv)
-        data = as_pandas(data, owner)
-        mech = check_inputs(data, mechanism, owner)
+        data, mech, design = _design(
+            parsed, data, mechanism, owner, persist=False, weights=weights
+        )
         size = check_int(reference_size, "reference_size", owner, 2)
-        design = build_linear_design(parsed, data, mech, owner)
         kind = "iv" if iv else "ols"
-        engine = LinearEngine(design, mech, kind, formula, parsed.dependent, size, parsed.intercept)
+        engine = LinearEngine(
+            design, mech, kind, formula, parsed.dependent, size, parsed.intercept, weights
+        )
         return cls(engine, data, mech, engine.k_params)
 
     @classmethod
@@ -571,8 +607,10 @@ class PrivateGMM:
             below one). The summary states the type used.
         clusters : array-like of shape (n,) or (n, 2), optional
             Public cluster labels, one column per clustering dimension; required with
-            ``cov_type="clustered"``. They are recorded in the results, so the multiplier
-            bootstrap draws one multiplier per cluster.
+            ``cov_type="clustered"``. They are recorded in the results, so the
+            multiplier bootstrap draws one multiplier per cluster. On a Dask model: one
+            or two column names of the data, or a Dask Series / DataFrame of labels
+            partitioned like it (reduced by key, never gathered).
         small_g : bool, default=False
             Multiply the clustered :math:`\bar\Phi` by :math:`G/(G-1)` (per dimension),
             the usual correction for a small number of clusters.
@@ -705,7 +743,9 @@ class PrivateGMM:
             facts.append(("Private R-squared:", f"{fit.rsquared:.4f}"))
         weak_iv_lines(fit.weak_iv, f_min, self.param_names, theta, cov, facts, notes)
         notes.append(se_note(o))
-        infl = fit.influence - fit.influence.mean(axis=0) if o.center else fit.influence
+        infl = fit.influence
+        if o.center and not isinstance(infl, OmittedInfluence):
+            infl = infl - infl.mean(axis=0)
         diag = Diagnostics(
             gram_repairs=tuple(fit.repairs),
             reference_error=dict(fit.reference_error),
@@ -717,7 +757,7 @@ class PrivateGMM:
             model="PrivateGMM",
             dep_variable=self.dep_variable,
             params=pd.Series(theta, index=names),
-            influence=np.asarray(infl),
+            influence=infl if isinstance(infl, OmittedInfluence) else np.asarray(infl),
             mechanism=mechanism_record(self.mechanism),
             guarantees=release_guarantees(self.mechanism),
             facts=tuple(facts),
@@ -725,7 +765,7 @@ class PrivateGMM:
             rep_params=pd.DataFrame([theta], columns=names),
             cov_override=pd.DataFrame(cov, index=names, columns=names),
             tests=tests,
-            clusters=o.codes,
+            clusters=o.codes.omitted() if hasattr(o.codes, "omitted") else o.codes,
         )
         return PrivateGMMResults(
             record,
@@ -739,3 +779,32 @@ class PrivateGMM:
     def __repr__(self) -> str:
         what = self.formula if self.formula is not None else f"{self.k_moms} user moments"
         return f"PrivateGMM({self.kind}: {what}, alpha={self.mechanism.alpha:g})"
+
+
+def _design(
+    parsed: LinearFormula,
+    data: Any,
+    mechanism: AlphaIdentity | None,
+    owner: str,
+    *,
+    persist: bool,
+    weights: str | None = None,
+) -> tuple[Any, AlphaIdentity, LinearDesign | DaskLinearDesign]:
+    """The released design of a pandas frame, or its partition-wise stand-in for Dask."""
+    if is_dask_frame(data):
+        mech = resolve_mechanism(data._meta, mechanism, owner)
+        design = dask_linear_design(parsed, data, mech, owner, persist=persist, weights=weights)
+        return data, mech, design
+    data = as_pandas(data, owner)
+    mech = check_inputs(data, mechanism, owner)
+    return data, mech, build_linear_design(parsed, data, mech, owner, weights)
+
+
+def _outcome_values(d: LinearDesign) -> tuple[int, FloatArray]:
+    """Rows whose outcome is not 0/1, and the five smallest outcome values."""
+    y = d.public[:, 0]
+    return int(np.sum(~((y == 0) | (y == 1)))), np.unique(y)[:5]
+
+
+def _merge_values(a: tuple[int, FloatArray], b: tuple[int, FloatArray]) -> Any:
+    return a[0] + b[0], np.unique(np.concatenate([a[1], b[1]]))[:5]

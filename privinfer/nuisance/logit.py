@@ -13,6 +13,7 @@ At ``alpha = 1`` this is the logistic maximum-likelihood estimator.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +23,7 @@ from privinfer._typing import FloatArray
 from privinfer.exceptions import SingularDesignError
 from privinfer.inversion import index_expectation, invert
 
-__all__ = ["PrivateLogitFit", "fit_private_logit", "private_logit_scores"]
+__all__ = ["PrivateLogitFit", "fit_private_logit", "newton_logit", "private_logit_scores"]
 
 
 def _dexpit(x: FloatArray) -> FloatArray:
@@ -81,8 +82,13 @@ def _logit_moments(
     with_jac: bool,
     with_rows: bool,
     grid_size: int,
+    span: tuple[float, float, bool] | None = None,
+    weights: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray | None, FloatArray | None, float]:
     r"""Mean private logistic moment, its Jacobian and (optionally) the private rows.
+
+    With public sampling ``weights`` (mean one) every row's contribution is weighted;
+    weights commute with :math:`Q_X^{-1}`.
 
     The single implementation behind :func:`fit_private_logit` and
     :func:`private_logit_scores`. With :math:`t = w'\gamma_w` and
@@ -92,6 +98,12 @@ def _logit_moments(
     :math:`F_i = E_{\bar Q}[(1, x)\,\mathrm{expit}(t_i + \eta(X))]`.
     """
     n = d.size
+
+    def _w(v: FloatArray) -> FloatArray:  # weight the rows of v (nothing without weights)
+        if weights is None:
+            return v
+        return v * weights.reshape(-1, *([1] * (v.ndim - 1)))
+
     Psi = np.column_stack([W, private])
     kw = W.shape[1]
     kx = private.shape[1]
@@ -99,34 +111,38 @@ def _logit_moments(
     eta = t + private @ g[kw:]
     p = expit(eta)
     raw_rows = Psi * (d - p)[:, None] if with_rows else None
-    raw = Psi.T @ (d - p) / n
-    jac_raw = -(Psi * _dexpit(eta)[:, None]).T @ Psi / n if with_jac else None
+    raw = Psi.T @ _w(d - p) / n
+    jac_raw = -(Psi * _w(_dexpit(eta))[:, None]).T @ Psi / n if with_jac else None
     if alpha == 1.0:
-        return raw, jac_raw, raw_rows, 0.0
+        return raw, jac_raw, None if raw_rows is None else _w(raw_rows), 0.0
     x_ref_1 = np.column_stack([np.ones(private_ref.shape[0]), private_ref])
     eta_ref = private_ref @ g[kw:]
-    F, e1 = index_expectation(t, eta_ref, x_ref_1, ref_weights, expit, grid_size=grid_size)
+    F, e1 = index_expectation(
+        t, eta_ref, x_ref_1, ref_weights, expit, grid_size=grid_size, span=span
+    )
     mean_x = ref_weights @ private_ref
     ref_mean = np.concatenate(
-        [W.T @ d / n - W.T @ F[:, 0] / n, d.mean() * mean_x - F[:, 1:].mean(axis=0)]
+        [W.T @ _w(d) / n - W.T @ _w(F[:, 0]) / n, _w(d).mean() * mean_x - _w(F[:, 1:]).mean(axis=0)]
     )
     m = invert(raw, ref_mean, alpha)
     rows = None
     if with_rows:
         qbar_rows = np.column_stack([W * (d - F[:, 0])[:, None], d[:, None] * mean_x - F[:, 1:]])
-        rows = invert(raw_rows, qbar_rows, alpha)
+        rows = _w(invert(raw_rows, qbar_rows, alpha))
     jac = None
     e2 = 0.0
     if with_jac:
         iu = np.triu_indices(kx + 1)
         xx_ref = (x_ref_1[:, :, None] * x_ref_1[:, None, :])[:, iu[0], iu[1]]
-        S, e2 = index_expectation(t, eta_ref, xx_ref, ref_weights, _dexpit, grid_size=grid_size)
+        S, e2 = index_expectation(
+            t, eta_ref, xx_ref, ref_weights, _dexpit, grid_size=grid_size, span=span
+        )
         full = np.zeros((n, kx + 1, kx + 1))
         full[:, iu[0], iu[1]] = S
         full[:, iu[1], iu[0]] = S
-        b11 = (W * full[:, 0, 0][:, None]).T @ W / n
-        b12 = W.T @ full[:, 0, 1:] / n
-        b22 = full[:, 1:, 1:].mean(axis=0)
+        b11 = (W * _w(full[:, 0, 0])[:, None]).T @ W / n
+        b12 = W.T @ _w(full[:, 0, 1:]) / n
+        b22 = _w(full[:, 1:, 1:]).mean(axis=0)
         ref_jac = -np.block([[b11, b12], [b12.T, b22]])
         jac = invert(jac_raw, ref_jac, alpha)
     return m, jac, rows, max(e1, e2)
@@ -142,6 +158,7 @@ def private_logit_scores(
     alpha: float,
     *,
     grid_size: int = 129,
+    weights: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray, float]:
     r"""Private logistic score rows and Jacobian at ``coef`` (for sandwich covariances).
 
@@ -153,6 +170,8 @@ def private_logit_scores(
         As in :func:`fit_private_logit`.
     grid_size : int, default=129
         Grid of the single-index reference expectations.
+    weights : ndarray of shape (n,), optional
+        Public sampling weights (mean one): weighted rows and Jacobian.
 
     Returns
     -------
@@ -176,6 +195,7 @@ def private_logit_scores(
         with_jac=True,
         with_rows=True,
         grid_size=grid_size,
+        weights=weights,
     )
     assert jac is not None and rows is not None
     return rows, jac, err
@@ -193,6 +213,7 @@ def fit_private_logit(
     tol: float = 1e-11,
     label: str = "propensity",
     grid_size: int = 129,
+    weights: FloatArray | None = None,
 ) -> PrivateLogitFit:
     """Solve the private logistic moment equations.
 
@@ -206,6 +227,8 @@ def fit_private_logit(
         Private columns at the reference points; ``ref_weights`` their weights.
     alpha : float
         Keep probability.
+    weights : ndarray of shape (n,), optional
+        Public sampling weights (mean one): the weighted moment equations.
 
     Returns
     -------
@@ -231,7 +254,6 @@ def fit_private_logit(
     >>> bool(np.allclose(fit.coef, mle, atol=1e-6))
     True
     """
-    n = d.size
     # an affine reparametrisation (centred, unit-variance columns) leaves the solution
     # unchanged but keeps Newton's method well conditioned whatever the columns' units:
     # the fit must not depend on their scale or on which of them are private
@@ -240,9 +262,7 @@ def fit_private_logit(
     public = (public - pub_c) / pub_s
     private = (private - priv_c) / priv_s
     private_ref = (private_ref - priv_c) / priv_s
-    W = np.column_stack([np.ones(n), public])
-    Psi = np.column_stack([W, private])
-    interp_err = 0.0
+    W = np.column_stack([np.ones(d.size), public])
 
     def moment(g: FloatArray, with_jac: bool) -> tuple[FloatArray, FloatArray | None, float]:
         m, jac, _, err = _logit_moments(
@@ -256,12 +276,38 @@ def fit_private_logit(
             with_jac=with_jac,
             with_rows=False,
             grid_size=grid_size,
+            weights=weights,
         )
         return m, jac, err
 
-    g = np.zeros(Psi.shape[1])
-    pbar = np.clip(d.mean(), 1e-6, 1 - 1e-6)
+    return newton_logit(
+        moment, float(d.mean()), (pub_c, pub_s, priv_c, priv_s),
+        max_iter=max_iter, tol=tol, label=label,
+    )  # fmt: skip
+
+
+def newton_logit(
+    moment: Callable[[FloatArray, bool], tuple[FloatArray, FloatArray | None, float]],
+    d_mean: float,
+    scaling: tuple[FloatArray, FloatArray, FloatArray, FloatArray],
+    *,
+    max_iter: int = 100,
+    tol: float = 1e-11,
+    label: str = "propensity",
+) -> PrivateLogitFit:
+    """Damped Newton steps on the standardised private logistic moment equations.
+
+    The solver of :func:`fit_private_logit`, for any ``moment(g, with_jac) -> (mean
+    moment, Jacobian or None, interpolation error)`` in the standardised columns (e.g.
+    sums over the partitions of a Dask frame). ``d_mean`` is the mean outcome (the
+    start), ``scaling`` the centres and scales of the public and private columns; the
+    coefficients are returned on the original scale.
+    """
+    pub_c, pub_s, priv_c, priv_s = scaling
+    g = np.zeros(1 + pub_c.size + priv_c.size)
+    pbar = np.clip(d_mean, 1e-6, 1 - 1e-6)
     g[0] = np.log(pbar / (1 - pbar))
+    interp_err = 0.0
     m, jac, e = moment(g, True)
     interp_err = max(interp_err, e)
     it = 0
@@ -308,7 +354,13 @@ def _standardisation(cols: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Column means and standard deviations (0 and 1 for constant columns)."""
     if cols.shape[0] == 0 or cols.shape[1] == 0:
         return np.zeros(cols.shape[1]), np.ones(cols.shape[1])
-    c = cols.mean(axis=0)
-    s = cols.std(axis=0)
+    return standardisation_rule(cols.mean(axis=0), cols.std(axis=0))
+
+
+def standardisation_rule(c: FloatArray, s: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Centres and scales from column means ``c`` and standard deviations ``s``.
+
+    Constant columns (relative spread below 1e-12) keep centre 0 and scale 1.
+    """
     const = ~(s > 1e-12 * np.maximum(np.abs(c), 1.0))
     return np.where(const, 0.0, c), np.where(const, 1.0, s)
