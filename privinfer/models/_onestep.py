@@ -43,6 +43,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from privinfer._frames import as_pandas, frame_from_arrays
+from privinfer._threads import blas_threads
 from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
 from privinfer._validation import spawn_generators
 from privinfer.exceptions import (
@@ -398,16 +399,18 @@ class TreatmentModel:
         self._rows.warn_empty_columns(owner)
         streams = spawn_generators(random_state, o.n_rep + 1)
         size = o.reference_size
-        while True:
-            res = self._fit_with_reference(size, streams, given, progress)
-            share = reference_share(res)
-            if (
-                share <= _REF_TARGET_SHARE
-                or x.y.size > _REF_REFIT_ROWS
-                or 4 * size > _REF_MAX_POINTS
-            ):
-                break
-            size *= 4  # cheap here: more reference points, same splits
+        # small dense products: one BLAS thread is fastest (see privinfer._threads)
+        with blas_threads():
+            while True:
+                res = self._fit_with_reference(size, streams, given, progress)
+                share = reference_share(res)
+                if (
+                    share <= _REF_TARGET_SHARE
+                    or x.y.size > _REF_REFIT_ROWS
+                    or 4 * size > _REF_MAX_POINTS
+                ):
+                    break
+                size *= 4  # cheap here: more reference points, same splits
         if share > _REF_WARN_SHARE:
             warnings.warn(
                 f"{owner}: the reference (quasi-Monte Carlo) error is {100 * share:.0f}% of the "
