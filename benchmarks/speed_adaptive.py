@@ -58,7 +58,7 @@ def fit_privinfer(
             data, outcome="y", treatment="d", covariates=COLS, mechanism=mech, **options
         ).fit(random_state=0)
     seconds = time.perf_counter() - t0
-    found = re.search(r"Series degree:\s*([^\n|]*?)\s{2,}", str(res.summary()))
+    found = re.search(r"Series basis:\s*([^\n|]*?)\s{2,}", str(res.summary()))
     return seconds, float(res.params.iloc[0]), found.group(1) if found else "?"
 
 
