@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from privinfer._typing import IntArray
+from privinfer._typing import FloatArray, IntArray
 from privinfer.exceptions import (
     DataMismatchError,
     FoldError,
@@ -45,6 +45,7 @@ from privinfer.models._inputs import (
     public_treatment_data,
     warn_empty_columns,
 )
+from privinfer.models._reduce import LazyInfluence, ScoreMoments, score_components
 from privinfer.models._suffstats import FoldStats, add_stats
 
 __all__ = ["DaskRows", "PandasRows", "RowSource", "dask_treatment_data", "is_dask_frame"]
@@ -85,6 +86,9 @@ class RowSource:
     """The two passes over the rows of a treatment model (see the module docstring)."""
 
     inputs: TreatmentData
+    #: whether the held-out scores are reduced where they are computed
+    #: (:meth:`DaskRows.reduce_rows`) rather than gathered row by row (:meth:`map_rows`)
+    reduces = False
 
     def fold_labels(self, folds: Any, mech: AlphaIdentity, owner: str) -> Any:
         """``folds`` as given to ``fit``: a column name becomes that column's labels."""
@@ -202,6 +206,42 @@ def _tree_sum(items: list[Any], add: Callable[[Any, Any], Any]) -> Any:
     return items[0]
 
 
+def _reduce_task(
+    part: pd.DataFrame,
+    plan: _Plan,
+    folds: IntArray,
+    func: Any,
+    off: int,
+    reducer: Any,
+    extras: list[Any],
+) -> tuple[ScoreMoments, tuple[Any, ...]]:
+    x = _partition_inputs(part, plan, check=False)
+    rows, totals = func(x, folds, off)
+    return reducer(rows, x, *extras), totals
+
+
+def _add_reduced(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
+    return a[0].merge(b[0]), tuple(p + q for p, q in zip(a[1], b[1], strict=True))
+
+
+def _influence_task(
+    part: pd.DataFrame,
+    plan: _Plan,
+    folds: IntArray,
+    func: Any,
+    off: int,
+    kind: str,
+    m: FloatArray,
+    C: FloatArray,
+    c0: FloatArray | None,
+) -> FloatArray:
+    x = _partition_inputs(part, plan, check=False)
+    rows, _ = func(x, folds, off)
+    s = score_components(kind, rows[0], rows[1], x.d, c0)
+    w = np.ones(s.shape[0]) if x.w is None else x.w
+    return (w[:, None] * (s - m)) @ C
+
+
 def _concat(outs: Sequence[tuple[tuple[Any, ...], tuple[Any, ...]]]) -> tuple[Any, Any]:
     """Row-wise arrays of the partitions concatenated in row order; their totals added."""
     rows = tuple(np.concatenate(parts) for parts in zip(*(o[0] for o in outs), strict=True))
@@ -254,6 +294,66 @@ class DaskRows(RowSource):
         import dask
 
         return _concat(dask.compute(*self._tasks(folds, func)))
+
+    reduces = True
+
+    def reduce_rows(
+        self,
+        folds: IntArray,
+        func: PartitionFn[tuple[Any, ...]],
+        reducer: Callable[..., ScoreMoments],
+        extras: Sequence[Any],
+    ) -> tuple[ScoreMoments, tuple[Any, ...]]:
+        """Run ``func`` on every partition and reduce its row arrays there.
+
+        ``reducer(rows, inputs, *extras)`` gets the partition's slices of the row-aligned
+        arrays ``extras`` (None stays None); the statistics and the totals are added up
+        in a tree. No row-level array reaches the client.
+        """
+        import dask
+
+        parts = self._data.to_delayed()
+        off = self._offsets
+        plan, shared, red = dask.delayed(self._plan), dask.delayed(func), dask.delayed(reducer)
+        tasks = []
+        for i, p in enumerate(parts):
+            sl = slice(int(off[i]), int(off[i + 1]))
+            ex = [None if e is None else e[sl] for e in extras]
+            tasks.append(
+                dask.delayed(_reduce_task)(p, plan, folds[sl], shared, int(off[i]), red, ex)
+            )
+        (out,) = dask.compute(_tree_sum(tasks, _add_reduced))
+        return out
+
+    def lazy_influence(
+        self,
+        folds: IntArray,
+        func: PartitionFn[tuple[Any, ...]],
+        kind: str,
+        m: FloatArray,
+        C: FloatArray,
+        c0: FloatArray | None,
+    ) -> LazyInfluence:
+        r"""Influence values :math:`C'\omega_i(s_i - m)` as a lazy Dask array (on request)."""
+        data, plan, offsets = self._data, self._plan, self._offsets
+
+        def make() -> Any:
+            import dask
+            import dask.array as da
+
+            parts = data.to_delayed()
+            shared_plan, shared = dask.delayed(plan), dask.delayed(func)
+            blocks = []
+            for i, p in enumerate(parts):
+                a, b = int(offsets[i]), int(offsets[i + 1])
+                task = dask.delayed(_influence_task)(
+                    p, shared_plan, folds[a:b], shared, a, kind, m, C,
+                    None if c0 is None else c0[a:b],
+                )  # fmt: skip
+                blocks.append(da.from_delayed(task, shape=(b - a, C.shape[1]), dtype=float))
+            return da.concatenate(blocks, axis=0)
+
+        return LazyInfluence(int(offsets[-1]), C.shape[1], make)
 
     def warn_empty_columns(self, owner: str) -> None:
         # one-row stand-ins whose columns are nonzero exactly where the data's are

@@ -88,6 +88,7 @@ from privinfer.models._nuisances import (
     series_outcome,
     series_riesz,
 )
+from privinfer.models._reduce import ComponentReducer, LazyInfluence, cluster_dims
 from privinfer.models._splitfit import (
     FoldNuisances,
     FoldScores,
@@ -144,6 +145,8 @@ class TreatmentModel:
     #: public weights c_k(v) (n x L) and offsets c0(v) of a user functional; None otherwise
     C: FloatArray | None = None
     c0: FloatArray | None = None
+    #: score components whose weighted means give the estimates (see models._reduce)
+    _components = "pom"
 
     @with_options_signature
     def __init__(
@@ -342,6 +345,14 @@ class TreatmentModel:
         """Estimates, influence values and the contrast of arm means they are (or None)."""
         raise NotImplementedError
 
+    def _from_means(self, m: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        """Estimates from the means of the score components.
+
+        Also the contrast ``C`` of their influence values ``C' w (s - m)`` and the
+        contrast of arm means that they are (or None).
+        """
+        raise NotImplementedError
+
     def _reference_errors(
         self,
         terms: tuple[ReferenceTerms, ...],
@@ -462,11 +473,18 @@ class TreatmentModel:
         names = self._param_names()
         est = np.array([r.est for r in reps])
         phis = [r.phi for r in reps]
-        ses = np.array([np.sqrt(np.diag(influence_cov(p, x.clusters))) for p in phis])
+        covs = [influence_cov(r.phi, x.clusters) if r.cov is None else r.cov for r in reps]
+        ses = np.array([np.sqrt(np.diag(c)) for c in covs])
         params, se = median_aggregate(est, ses)
         # influence values of the split closest to the median, rescaled to the aggregated SE
         pick = int(np.argmin(np.abs(est - params).sum(axis=1)))
-        phi = phis[pick] * np.where(ses[pick] > 0, se / np.where(ses[pick] > 0, ses[pick], 1), 1.0)
+        factor = np.where(ses[pick] > 0, se / np.where(ses[pick] > 0, ses[pick], 1), 1.0)
+        phi = phis[pick] * factor
+        cov_override = None
+        if reps[pick].cov is not None:  # reduced on Dask: the influence values are lazy
+            cov_override = pd.DataFrame(
+                factor[:, None] * covs[pick] * factor[None, :], index=names, columns=names
+            )
         alpha = self.mechanism.alpha
         facts: tuple[tuple[str, str], ...] = (
             ("Cross-fit folds:", str(o.n_folds)),
@@ -493,6 +511,7 @@ class TreatmentModel:
             clusters=x.clusters,
             fingerprint=x.fingerprint,
             bias_bound=self._bias_bound(reps, names, se),
+            cov_override=cov_override,
         )
         return PrivateResults(record)
 
@@ -580,11 +599,19 @@ class TreatmentModel:
 
         held_out = HeldOutPass(basis, tuple(nuisances), C, self.mechanism.alpha, self._odds)
         # pass 2: the transformed scores of every held-out row
-        (pom_phi, att_phi), (risk_sum, riesz2_sum, n_clipped) = self._rows.map_rows(folds, held_out)
-        # sampling weights (mean one) multiply the transformed scores row by row:
-        # Q_X^{-1}[w s] = w Q_X^{-1}[s] for public w
+        cov = None
         wt = np.ones(n) if x.w is None else x.w
-        est, phi, contrast = self._combine(pom_phi, att_phi, wt)
+        if self._rows.reduces:
+            # Dask: the scores are reduced where they are computed (see models._reduce)
+            est, phi, cov, contrast, totals = self._reduce_scores(folds, held_out)
+            risk_sum, riesz2_sum, n_clipped = totals
+        else:
+            (pom_phi, att_phi), (risk_sum, riesz2_sum, n_clipped) = self._rows.map_rows(
+                folds, held_out
+            )
+            # sampling weights (mean one) multiply the transformed scores row by row:
+            # Q_X^{-1}[w s] = w Q_X^{-1}[s] for public w
+            est, phi, contrast = self._combine(pom_phi, att_phi, wt)
         assert phi.shape[1] == len(self._param_names())  # internal invariant, not user input
         dpsi = fits.regularisation_shift()
         if contrast is not None:
@@ -595,6 +622,7 @@ class TreatmentModel:
         return SplitFit(
             est=est,
             phi=phi,
+            cov=cov,
             repairs=tuple(repairs),
             n_clipped=n_clipped,
             r2=1.0 - float(risk_sum / n) / y_var if y_var > 0 else float("nan"),
@@ -608,6 +636,22 @@ class TreatmentModel:
             regularisation=describe_fits(fits, x.levels),
             indefinite=indefinite(fits, x.levels),
         )
+
+    def _reduce_scores(
+        self, folds: IntArray, held_out: HeldOutPass
+    ) -> tuple[FloatArray, LazyInfluence, FloatArray, FloatArray | None, tuple[Any, ...]]:
+        """The held-out pass reduced partition by partition (Dask input).
+
+        Returns the estimates, their lazy influence values, their covariance (clustered
+        as the model asks), the contrast of arm means and the diagnostics' totals.
+        """
+        x = self.inputs
+        dims = cluster_dims(x.clusters)
+        reducer = ComponentReducer(self._components, tuple(int(c.max()) + 1 for c in dims))
+        mom, totals = self._rows.reduce_rows(folds, held_out, reducer, [self.c0, *dims])
+        est, C, contrast = self._from_means(mom.mean)
+        phi = self._rows.lazy_influence(folds, held_out, self._components, mom.mean, C, self.c0)
+        return est, phi, mom.covariance(C), contrast, totals
 
     def _fold_nuisances(
         self,

@@ -74,7 +74,7 @@ class SplitFit:
     """One cross-fitting split: estimates, influence values and what the diagnostics need."""
 
     est: FloatArray
-    phi: FloatArray
+    phi: Any
     repairs: tuple[GramRepair, ...]
     n_clipped: int
     r2: float
@@ -91,6 +91,9 @@ class SplitFit:
     regularisation: tuple[tuple[str, str], ...]
     #: (label, smallest eigenvalue) of every indefinite deconvolved Gram matrix (all rows)
     indefinite: tuple[tuple[str, float], ...] = ()
+    #: covariance of ``est`` when the scores were reduced without row-level influence
+    #: values (Dask input; ``phi`` is then lazy), else None
+    cov: FloatArray | None = None
 
 
 @dataclass(frozen=True)

@@ -233,3 +233,40 @@ def test_gmm_computes_dask_input_to_pandas():
     a = pi.PrivateGMM.ols("y ~ x + d", rel, mechanism=mech).fit(random_state=0)
     b = pi.PrivateGMM.ols("y ~ x + d", ddf, mechanism=mech).fit(random_state=0)
     np.testing.assert_allclose(b.params, a.params, rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_dask_two_way_clusters_and_weights_reduce_like_pandas(model):
+    """Two-way cluster-robust SEs with weights come from per-cluster sums on Dask."""
+    rel, mech = _released()
+    opts = {"cluster": ["cl", "h"], "weights": "w"}
+    a = model.from_formula("y ~ d | x + C(g)", rel, mechanism=mech, degree=2, **opts).fit(
+        random_state=2, folds="f"
+    )
+    ddf = dd.from_pandas(rel, npartitions=5)
+    b = model.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech, degree=2, **opts).fit(
+        random_state=2, folds="f"
+    )
+    _assert_same(a, b)
+    np.testing.assert_allclose(b.cov.to_numpy(), a.cov.to_numpy(), rtol=0, atol=TOL)
+
+
+def test_dask_influence_values_stay_lazy():
+    """The fit reduces the influence values; they are computed only when asked for."""
+    from privinfer.models._reduce import LazyInfluence
+
+    rel, mech = _released()
+    a = pi.PrivatePOM.from_formula("y ~ d | x", rel, mechanism=mech, degree=2).fit(3, folds="f")
+    ddf = dd.from_pandas(rel, npartitions=3)
+    b = pi.PrivatePOM.from_formula("y ~ d | x", ddf, mechanism=mech, degree=2).fit(3, folds="f")
+    lazy = b._record.influence
+    assert isinstance(lazy, LazyInfluence) and lazy.shape == (len(rel), 2)
+    arr = lazy.to_dask()
+    assert type(arr).__module__.startswith("dask")
+    np.testing.assert_allclose(arr.compute(), a.influence.to_numpy(), rtol=0, atol=TOL)
+    one = b[["E[Y(1)]"]]  # a selection keeps the influence values lazy
+    assert isinstance(one._record.influence, LazyInfluence)
+    np.testing.assert_allclose(one.bse, a.bse[["E[Y(1)]"]], rtol=0, atol=TOL)
+    np.testing.assert_allclose(
+        one.influence.to_numpy(), a.influence[["E[Y(1)]"]].to_numpy(), rtol=0, atol=TOL
+    )
