@@ -9,7 +9,8 @@ two passes; the estimator code stays one implementation.
 * :class:`PandasRows`: the whole frame is one partition.
 * :class:`DaskRows`: every partition of a Dask DataFrame is one task. Statistics are
   added up in a tree (:func:`~privinfer.models._suffstats.add_stats`); the held-out
-  scores (a few floats per row, never the basis) are concatenated in row order.
+  scores are reduced inside the tasks to the moments and cluster sums that the
+  covariance needs (:mod:`privinfer.models._reduce`), and the influence values stay lazy.
 
 With Dask the *public* columns the model uses (outcome, treatment, weights, clusters,
 public covariates and the row index) are gathered once, when the model is built, and
@@ -47,6 +48,7 @@ from privinfer.models._inputs import (
 )
 from privinfer.models._reduce import LazyInfluence, ScoreMoments, score_components
 from privinfer.models._suffstats import FoldStats, add_stats
+from privinfer.nuisance.sieve import quantile_rows
 
 __all__ = ["DaskRows", "PandasRows", "RowSource", "dask_treatment_data", "is_dask_frame"]
 
@@ -93,6 +95,10 @@ class RowSource:
     def fold_labels(self, folds: Any, mech: AlphaIdentity, owner: str) -> Any:
         """``folds`` as given to ``fit``: a column name becomes that column's labels."""
         raise NotImplementedError
+
+    def basis_inputs(self) -> TreatmentData:
+        """Inputs to choose the series basis from (their private design may be a sample)."""
+        return self.inputs
 
     def fold_sums(self, folds: IntArray, func: PartitionFn[FoldStats]) -> FoldStats:
         """Sum the per-partition statistics ``func`` returns."""
@@ -184,10 +190,17 @@ def _partition_inputs(part: pd.DataFrame, plan: _Plan, *, check: bool) -> Treatm
     )
 
 
-def _validate_partition(part: pd.DataFrame, plan: _Plan) -> np.ndarray:
-    """Check a partition's private columns; flags of its nonzero covariate columns."""
+def _validate_partition(
+    part: pd.DataFrame, plan: _Plan, rows: IntArray
+) -> tuple[np.ndarray, FloatArray]:
+    """Check a partition's private columns; flags of its nonzero covariate columns.
+
+    Also returns its private design at ``rows`` (the rows of the whole frame that the
+    adaptive sieve's deconvolved quantiles read, :func:`~privinfer.nuisance.sieve.quantile_rows`).
+    """
     inputs = _partition_inputs(part, plan, check=True)
-    return np.concatenate([np.any(inputs.U_priv, axis=0), np.any(inputs.U_pub, axis=0)])
+    flags = np.concatenate([np.any(inputs.U_priv, axis=0), np.any(inputs.U_pub, axis=0)])
+    return flags, inputs.U_priv[rows]
 
 
 def _stats_task(part: pd.DataFrame, plan: _Plan, folds: IntArray, func: Any, off: int) -> Any:
@@ -259,12 +272,18 @@ class DaskRows(RowSource):
         inputs: TreatmentData,
         lengths: IntArray,
         nonzero: np.ndarray,
+        quantile_sample: FloatArray,
     ) -> None:
         self._data = data
         self._plan = plan
         self.inputs = inputs
         self._offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         self._nonzero = nonzero
+        self._quantile_sample = quantile_sample
+
+    def basis_inputs(self) -> TreatmentData:
+        # the private design at the rows the adaptive sieve's quantiles read
+        return dataclasses.replace(self.inputs, U_priv=self._quantile_sample)
 
     def _tasks(self, folds: IntArray, func: Any) -> list[Any]:
         import dask
@@ -413,16 +432,19 @@ def dask_treatment_data(
 ) -> tuple[TreatmentData, DaskRows]:
     """Validate a Dask frame as :func:`~privinfer.models._inputs.treatment_data` does.
 
-    One pass gathers the public columns the model uses, validated by the pandas code
-    (:func:`~privinfer.models._inputs.public_treatment_data`); a second checks the private
-    columns partition by partition and records which covariate columns are nonzero. The
-    returned inputs hold the public vectors; their ``U_priv`` has no rows.
+    One pass gathers the public columns the model uses (and the partitions' lengths),
+    validated by the pandas code (:func:`~privinfer.models._inputs.public_treatment_data`);
+    a second checks the private columns partition by partition, records which covariate
+    columns are nonzero and gathers the private design at the rows whose deconvolved
+    quantiles place the adaptive sieve's knots (:func:`~privinfer.nuisance.sieve.quantile_rows`,
+    at most 200,000 rows), so that the sieve is the one pandas builds. The returned inputs
+    hold the public vectors; their ``U_priv`` has no rows.
 
     Raises
     ------
     UnsupportedBackendError
         An option that needs all private rows at once (kernel outcome, propensity Riesz
-        route, the adaptive sieve whose knots come from the released rows).
+        route).
     MechanismMismatchError, DataMismatchError, MissingValueError, ClusterError, WeightsError
         As with pandas input.
     """
@@ -431,15 +453,13 @@ def dask_treatment_data(
     unsupported = {
         "outcome_model='kernel'": options.outcome_model == "kernel",
         "riesz='propensity'": options.riesz == "propensity",
-        "the adaptive sieve (degree=None or 'cv')": options.degree is None
-        or options.degree == "cv",
     }
     bad = [k for k, v in unsupported.items() if v]
     if bad:
         raise UnsupportedBackendError(
             f"{owner}: {', '.join(bad)} is not available on Dask input (it needs every private "
-            "row at once); pass an integer degree (its ridges are still chosen by private "
-            "CV from per-fold sums) or compute() to pandas."
+            "row at once); use the default series nuisances (the adaptive sieve or an integer "
+            "degree, chosen by private CV from per-fold sums) or compute() to pandas."
         )
     columns = [str(c) for c in data.columns]
     missing = [c for c in mechanism.private_columns if c not in columns]
@@ -457,7 +477,11 @@ def dask_treatment_data(
     if isinstance(options.weights, str):
         wanted.append(options.weights)
     keep = [c for c in dict.fromkeys(wanted) if c in columns and c not in mechanism.private_columns]
-    public, head = dask.compute(data[keep], data.head(1000, npartitions=-1, compute=False))
+    pub_frame = data[keep]
+    public, head, lengths = dask.compute(
+        pub_frame, data.head(1000, npartitions=-1, compute=False), pub_frame.map_partitions(len)
+    )
+    lengths = np.asarray(lengths, dtype=np.int64)
     if len(public) == 0:
         raise DataMismatchError(f"{owner}: the data frame is empty.")
     mechanism.check_data(head, owner, verify=False)
@@ -486,9 +510,13 @@ def dask_treatment_data(
         owner=owner,
     )
     parts = data.to_delayed()
-    lengths, flags = dask.compute(
-        [dask.delayed(len)(p) for p in parts],
-        [dask.delayed(_validate_partition)(p, plan) for p in parts],
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    wanted_rows = quantile_rows(int(offsets[-1]))
+    cuts = np.searchsorted(wanted_rows, offsets)
+    local = [wanted_rows[cuts[i] : cuts[i + 1]] - offsets[i] for i in range(len(parts))]
+    (checked,) = dask.compute(
+        [dask.delayed(_validate_partition)(p, plan, r) for p, r in zip(parts, local, strict=True)]
     )
-    nonzero = np.any(np.vstack(flags), axis=0)
-    return inputs, DaskRows(data, plan, inputs, np.asarray(lengths, dtype=np.int64), nonzero)
+    nonzero = np.any(np.vstack([c[0] for c in checked]), axis=0)
+    sample = np.vstack([c[1] for c in checked])
+    return inputs, DaskRows(data, plan, inputs, lengths, nonzero, sample)

@@ -445,7 +445,7 @@ class TreatmentModel:
         design = reference_design(self.mechanism, x.spec, size, streams[0])
         basis = choose_basis(
             o.degree,
-            x,
+            self._rows.basis_inputs(),
             design,
             self.mechanism.alpha,
             lambda: draw_split(x.d, x.first_clusters, o.n_folds, streams[0]),

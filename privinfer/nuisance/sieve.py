@@ -42,7 +42,7 @@ from privinfer._typing import FloatArray, IntArray
 from privinfer._validation import check_int
 from privinfer.exceptions import DataMismatchError
 
-__all__ = ["SieveBasis", "deconvolved_moments", "deconvolved_quantiles"]
+__all__ = ["SieveBasis", "deconvolved_moments", "deconvolved_quantiles", "quantile_rows"]
 
 #: Largest ladder level (linear, square, cube, then 1, 3, 7 and 15 knots).
 MAX_LEVEL = 7
@@ -61,6 +61,22 @@ _KNOT_PROBS = {
 _MAP_PROBS = np.r_[0.005, np.arange(1, 64) / 64, 0.995]
 #: Rows used for deconvolved quantiles (a deterministic stride beyond this).
 _QUANTILE_ROWS = 100_000
+
+
+def quantile_rows(n: int) -> IntArray:
+    """Positions of the released rows that :func:`deconvolved_quantiles` reads out of ``n``.
+
+    Every row up to ``_QUANTILE_ROWS`` rows, else a deterministic stride. Passing only
+    these rows (in order) gives the same quantiles as passing all ``n``: a data source
+    that is not in memory (Dask partitions) gathers just them.
+
+    Examples
+    --------
+    >>> quantile_rows(5).tolist(), quantile_rows(250_000)[:3].tolist()
+    ([0, 1, 2, 3, 4], [0, 2, 4])
+    """
+    step = n // _QUANTILE_ROWS if n > _QUANTILE_ROWS else 1
+    return np.arange(0, n, step, dtype=np.int64)
 
 
 def deconvolved_quantiles(

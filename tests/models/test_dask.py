@@ -134,9 +134,7 @@ def test_dask_fold_column_errors():
         clustered.fit(folds="f")
 
 
-@pytest.mark.parametrize(
-    "options", [{}, {"riesz": "propensity"}, {"outcome_model": "kernel"}, {"degree": "cv"}]
-)
+@pytest.mark.parametrize("options", [{"riesz": "propensity"}, {"outcome_model": "kernel"}])
 def test_dask_refuses_options_needing_all_rows(options):
     rel, mech = _released(n=500)
     ddf = dd.from_pandas(rel, npartitions=2)
@@ -270,3 +268,30 @@ def test_dask_influence_values_stay_lazy():
     np.testing.assert_allclose(
         one.influence.to_numpy(), a.influence[["E[Y(1)]"]].to_numpy(), rtol=0, atol=TOL
     )
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("options", [{}, {"degree": "cv", "cluster": "cl", "weights": "w"}])
+def test_dask_adaptive_sieve_equals_pandas(model, options):
+    """The default (adaptive) basis on Dask: its knots come from the same released rows."""
+    rel, mech = _released(n=4000, seed=3)
+    formula = "y ~ d | x + C(g) + C(h)"
+    a = model.from_formula(formula, rel, mechanism=mech, **options).fit(random_state=4, folds="f")
+    ddf = dd.from_pandas(rel, npartitions=6)
+    b = model.from_formula(formula, ddf, mechanism=mech, **options).fit(random_state=4, folds="f")
+    _assert_same(a, b)
+    assert b.summary().as_text() == a.summary().as_text()
+
+
+def test_quantile_rows_give_the_quantiles_of_all_rows():
+    """Gathering only quantile_rows(n) leaves the deconvolved quantiles unchanged."""
+    from privinfer.nuisance.sieve import deconvolved_quantiles, quantile_rows
+
+    rng = np.random.default_rng(0)
+    ref = np.linspace(-1, 1, 257)
+    probs = np.array([0.01, 0.3, 0.5, 0.99])
+    for n in (1_000, 100_001, 199_999, 250_001):
+        z = rng.normal(size=n)
+        full = deconvolved_quantiles(z, ref, np.full(257, 1 / 257), 0.6, probs)
+        part = deconvolved_quantiles(z[quantile_rows(n)], ref, np.full(257, 1 / 257), 0.6, probs)
+        np.testing.assert_array_equal(part, full)
