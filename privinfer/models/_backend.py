@@ -478,10 +478,12 @@ def dask_treatment_data(
         wanted.append(options.weights)
     keep = [c for c in dict.fromkeys(wanted) if c in columns and c not in mechanism.private_columns]
     pub_frame = data[keep]
-    public, head, lengths = dask.compute(
-        pub_frame, data.head(1000, npartitions=-1, compute=False), pub_frame.map_partitions(len)
-    )
+    # the first rows from the first partition (all partitions only if it has too few)
+    first = data.partitions[0].map_partitions(pd.DataFrame.head, 1000)
+    public, head, lengths = dask.compute(pub_frame, first, pub_frame.map_partitions(len))
     lengths = np.asarray(lengths, dtype=np.int64)
+    if len(head) < min(1000, int(lengths.sum())):
+        head = data.head(1000, npartitions=-1)
     if len(public) == 0:
         raise DataMismatchError(f"{owner}: the data frame is empty.")
     mechanism.check_data(head, owner, verify=False)
