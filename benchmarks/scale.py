@@ -63,7 +63,9 @@ def partition(i: int, rows: int) -> pd.DataFrame:
     y = d * (1 + X[:, 0]) + X[:, 1] ** 2 + X[:, :10].sum(axis=1) + rng.normal(size=rows)
     replaced = rng.random(rows) >= ALPHA
     X[replaced] = rng.uniform(-1, 1, (int(replaced.sum()), K))
-    return pd.DataFrame(X, columns=COLS).assign(y=y, d=d)
+    out = pd.DataFrame(X, columns=COLS, copy=False)  # no copy of the covariates
+    out["y"], out["d"] = y, d
+    return out
 
 
 def sizes(n: int, per: int) -> list[int]:
