@@ -120,13 +120,18 @@ def _logit_moments(
     if with_jac:
         iu = np.triu_indices(kx + 1)
         xx_ref = (x_ref_1[:, :, None] * x_ref_1[:, None, :])[:, iu[0], iu[1]]
-        S, e2 = index_expectation(t, eta_ref, xx_ref, ref_weights, _dexpit, grid_size=grid_size)
-        full = np.zeros((n, kx + 1, kx + 1))
-        full[:, iu[0], iu[1]] = S
-        full[:, iu[1], iu[0]] = S
-        b11 = (W * full[:, 0, 0][:, None]).T @ W / n
-        b12 = W.T @ full[:, 0, 1:] / n
-        b22 = full[:, 1:, 1:].mean(axis=0)
+        # S(t) = E_Qbar[(1, x)(1, x)' dexpit(t + eta)] (upper triangle) at the distinct t
+        # only: the rows need its first row (the public blocks), the private block only
+        # its mean over rows (no n x K^2 array)
+        tu, inv, cnt = np.unique(t, return_inverse=True, return_counts=True)
+        S, e2 = index_expectation(tu, eta_ref, xx_ref, ref_weights, _dexpit, grid_size=grid_size)
+        first = S[inv, : kx + 1]  # the entries (0, 0), (0, 1), ..., (0, kx)
+        mean_S = np.zeros((kx + 1, kx + 1))
+        mean_S[iu[0], iu[1]] = cnt @ S / n
+        mean_S[iu[1], iu[0]] = mean_S[iu[0], iu[1]]
+        b11 = (W * first[:, 0][:, None]).T @ W / n
+        b12 = W.T @ first[:, 1:] / n
+        b22 = mean_S[1:, 1:]
         ref_jac = -np.block([[b11, b12], [b12.T, b22]])
         jac = invert(jac_raw, ref_jac, alpha)
     return m, jac, rows, max(e1, e2)
