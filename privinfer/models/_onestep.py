@@ -600,7 +600,6 @@ class TreatmentModel:
         held_out = HeldOutPass(basis, tuple(nuisances), C, self.mechanism.alpha, self._odds)
         # pass 2: the transformed scores of every held-out row
         cov = None
-        wt = np.ones(n) if x.w is None else x.w
         if self._rows.reduces:
             # Dask: the scores are reduced where they are computed (see models._reduce)
             est, phi, cov, contrast, totals = self._reduce_scores(folds, held_out)
@@ -611,13 +610,15 @@ class TreatmentModel:
             )
             # sampling weights (mean one) multiply the transformed scores row by row:
             # Q_X^{-1}[w s] = w Q_X^{-1}[s] for public w
-            est, phi, contrast = self._combine(pom_phi, att_phi, wt)
+            est, phi, contrast = self._combine(pom_phi, att_phi, np.ones(n) if x.w is None else x.w)
         assert phi.shape[1] == len(self._param_names())  # internal invariant, not user input
         dpsi = fits.regularisation_shift()
         if contrast is not None:
             shift = dpsi[:L] @ contrast
         else:  # the ATT: numerator over the treated share
-            shift = np.array([dpsi[L] / (float(wt @ (x.d == 1)) / n)])
+            treated = x.d == 1
+            n1 = float(np.count_nonzero(treated)) if x.w is None else float(x.w @ treated)
+            shift = np.array([dpsi[L] / (n1 / n)])
         y_var = float(x.y.var())
         return SplitFit(
             est=est,
