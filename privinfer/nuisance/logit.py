@@ -81,6 +81,7 @@ def _logit_moments(
     with_jac: bool,
     with_rows: bool,
     grid_size: int,
+    Psi: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray | None, FloatArray | None, float]:
     r"""Mean private logistic moment, its Jacobian and (optionally) the private rows.
 
@@ -92,7 +93,8 @@ def _logit_moments(
     :math:`F_i = E_{\bar Q}[(1, x)\,\mathrm{expit}(t_i + \eta(X))]`.
     """
     n = d.size
-    Psi = np.column_stack([W, private])
+    if Psi is None:  # (1, public, private), passed in by a caller that evaluates many g
+        Psi = np.column_stack([W, private])
     kw = W.shape[1]
     kx = private.shape[1]
     t = W @ g[:kw]
@@ -100,7 +102,7 @@ def _logit_moments(
     p = expit(eta)
     raw_rows = Psi * (d - p)[:, None] if with_rows else None
     raw = Psi.T @ (d - p) / n
-    jac_raw = -(Psi * _dexpit(eta)[:, None]).T @ Psi / n if with_jac else None
+    jac_raw = -(Psi * (p * (1.0 - p))[:, None]).T @ Psi / n if with_jac else None
     if alpha == 1.0:
         return raw, jac_raw, raw_rows, 0.0
     x_ref_1 = np.column_stack([np.ones(private_ref.shape[0]), private_ref])
@@ -261,6 +263,7 @@ def fit_private_logit(
             with_jac=with_jac,
             with_rows=False,
             grid_size=grid_size,
+            Psi=Psi,
         )
         return m, jac, err
 
