@@ -26,6 +26,7 @@ __all__ = [
     "NonSeparableTermError",
     "NotFittedError",
     "NotInInteriorError",
+    "NuisanceNoiseWarning",
     "OutOfSupportError",
     "OverlapWarning",
     "PrivateDtypeError",
@@ -316,6 +317,17 @@ class RegularizationBiasWarning(PrivinferWarning):
     Raised when the estimated bound on the bias exceeds half a standard error: the
     interval is then widened (bias-aware critical value) and the message names the
     effective sample size ``n * alpha**2`` that would make the bias negligible.
+    """
+
+
+class NuisanceNoiseWarning(PrivinferWarning):
+    """The nuisance fits add variance that the influence values do not see.
+
+    Raised when the fold-block bootstrap standard error exceeds the influence-function
+    one by more than half: at this effective sample size ``n * alpha**2`` the noisy
+    deconvolved nuisance fits (and their private CV choices) make the estimate vary
+    more than a first-order expansion says. The reported standard error is the
+    bootstrap one; the message names the sample size at which the two would agree.
     """
 
 

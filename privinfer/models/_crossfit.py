@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from privinfer._typing import IntArray
+from privinfer._typing import FloatArray, IntArray
 from privinfer.exceptions import ClusterError, FoldError
 
 __all__ = [
     "draw_cluster_folds",
     "draw_folds",
     "draw_split",
+    "fold_spread_se",
     "median_aggregate",
     "training_folds",
 ]
@@ -141,3 +142,27 @@ def median_aggregate(estimates: np.ndarray, ses: np.ndarray) -> tuple[np.ndarray
     med = np.median(estimates, axis=0)
     se = np.sqrt(np.median(ses**2 + (estimates - med) ** 2, axis=0))
     return med, se
+
+
+def fold_spread_se(terms: FloatArray, n_rows: FloatArray) -> FloatArray:
+    r"""Standard error of a sum of per-fold terms from their spread over the folds.
+
+    ``terms[f] = w_f\Delta_f`` with :math:`w_f = n_f/n` and :math:`\Delta_f` fold ``f``'s
+    own value; treating the :math:`\Delta_f` as independent with a common variance
+    :math:`\sigma^2`, :math:`\mathrm{var}(\sum_f w_f\Delta_f) = \sigma^2\sum_f w_f^2`
+    with :math:`\hat\sigma^2 = \frac{F}{F-1}\sum_f w_f(\Delta_f - \bar\Delta)^2`.
+
+    Examples
+    --------
+    >>> fold_spread_se(np.array([[0.1], [0.3]]), np.array([1.0, 1.0])).round(3).tolist()
+    [0.2]
+    """
+    terms = np.asarray(terms, dtype=float)
+    w = np.asarray(n_rows, dtype=float) / float(np.sum(n_rows))
+    F = w.size
+    if F < 2:
+        return np.zeros(terms.shape[1:])
+    delta = terms / w.reshape((-1,) + (1,) * (terms.ndim - 1))
+    total = terms.sum(axis=0)
+    s2 = F / (F - 1) * np.tensordot(w, (delta - total) ** 2, 1)
+    return np.sqrt(s2 * float(w @ w))

@@ -93,6 +93,7 @@ class TreatmentOptions:
     split_nuisances: bool | None = None
     cluster: str | list[str] | None = None
     weights: str | None = None
+    variance: Literal["auto", "influence", "bootstrap"] = "auto"
 
     @classmethod
     def from_keywords(cls, owner: str, options: dict[str, Any]) -> TreatmentOptions:
@@ -145,6 +146,11 @@ class TreatmentOptions:
                 f"{owner}: outcome_model must be 'series' or 'kernel'; got {self.outcome_model!r}."
             )
         _check_bandwidth(self.kernel_bandwidth, owner)
+        if self.variance not in ("auto", "influence", "bootstrap"):
+            raise ValueError(
+                f"{owner}: variance must be 'auto', 'influence' or 'bootstrap'; "
+                f"got {self.variance!r}."
+            )
         split = self.split_nuisances
         if split is None:
             split = False

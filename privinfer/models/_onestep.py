@@ -34,6 +34,7 @@ bootstrap cluster-robust.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -48,6 +49,7 @@ from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
 from privinfer._validation import spawn_generators
 from privinfer.exceptions import (
     DataMismatchError,
+    NuisanceNoiseWarning,
     ReferenceAccuracyWarning,
     RegularizationBiasWarning,
 )
@@ -61,8 +63,22 @@ from privinfer.models._backend import (
     dask_treatment_data,
     is_dask_frame,
 )
-from privinfer.models._crossfit import draw_split, median_aggregate, training_folds
+from privinfer.models._crossfit import (
+    draw_split,
+    fold_spread_se,
+    median_aggregate,
+    training_folds,
+)
 from privinfer.models._diagnose import diagnose
+from privinfer.models._foldboot import (
+    MAX_EFFECTIVE_N,
+    N_BLOCKS,
+    N_DRAWS,
+    block_labels,
+    bootstrap_se,
+    collapse,
+    series_estimates,
+)
 from privinfer.models._inputs import (
     TreatmentData,
     TreatmentOptions,
@@ -125,6 +141,10 @@ _REF_WARN_SHARE = 0.05
 #: The interval is widened when the estimated regularisation bias exceeds this share of the
 #: standard error (below it the bias-aware critical value is under 1.99: 1.5% wider) ...
 _BIAS_NOTE_SHARE = 0.25
+#: A NuisanceNoiseWarning fires when the bootstrap SE exceeds the influence one by this
+#: factor; the message names the n at which the factor would fall to the target.
+_NOISE_WARN_RATIO = 1.5
+_NOISE_TARGET_RATIO = 1.1
 #: ... and a RegularizationBiasWarning fires above this share (the bias-aware interval is
 #: then at least 1.3 times the usual one).
 _BIAS_WARN_SHARE = 0.5
@@ -409,10 +429,12 @@ class TreatmentModel:
             check_arm_sizes(x, o.n_folds, owner)
         self._rows.warn_empty_columns(owner)
         streams = spawn_generators(random_state, o.n_rep + 1)
+        boot = self._bootstrap_on()
         size = o.reference_size
         # small dense products: one BLAS thread is fastest (see privinfer._threads)
         with blas_threads():
             while True:
+                saved = copy.deepcopy(streams)
                 res = self._fit_with_reference(size, streams, given, progress)
                 share = reference_share(res)
                 if (
@@ -422,6 +444,8 @@ class TreatmentModel:
                 ):
                     break
                 size *= 4  # cheap here: more reference points, same splits
+            if boot:  # the same fit (same streams) once more, now with its bootstrap
+                res = self._fit_with_reference(size, saved, given, progress, bootstrap=True)
         if share > _REF_WARN_SHARE:
             warnings.warn(
                 f"{owner}: the reference (quasi-Monte Carlo) error is {100 * share:.0f}% of the "
@@ -439,6 +463,7 @@ class TreatmentModel:
         streams: list[np.random.Generator],
         given: IntArray | None,
         progress: bool,
+        bootstrap: bool = False,
     ) -> PrivateResults:
         """One full fit with a reference sample of ``size`` points."""
         o, x, owner = self.options, self.inputs, self._name
@@ -460,7 +485,8 @@ class TreatmentModel:
                 split = given
                 if split is None:
                     split = draw_split(x.d, x.first_clusters, o.n_folds, streams[r + 1])
-                reps.append(self._fit_split(split, basis, ref, design))
+                rng = streams[r + 1] if bootstrap else None
+                reps.append(self._fit_split(split, basis, ref, design, rng))
         for w in caught:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         return self._results(reps, basis, ref)
@@ -475,10 +501,15 @@ class TreatmentModel:
         phis = [r.phi for r in reps]
         covs = [influence_cov(r.phi, x.clusters) if r.cov is None else r.cov for r in reps]
         ses = np.array([np.sqrt(np.diag(c)) for c in covs])
+        ses_if = ses.copy()
+        boots = [r.boot_se for r in reps]
+        if all(b is not None for b in boots):
+            ses = np.maximum(ses, np.array(boots))
         params, se = median_aggregate(est, ses)
         # influence values of the split closest to the median, rescaled to the aggregated SE
         pick = int(np.argmin(np.abs(est - params).sum(axis=1)))
-        factor = np.where(ses[pick] > 0, se / np.where(ses[pick] > 0, ses[pick], 1), 1.0)
+        base = ses_if[pick]
+        factor = np.where(base > 0, se / np.where(base > 0, base, 1), 1.0)
         phi = phis[pick] * factor
         cov_override = None
         if reps[pick].cov is not None:  # reduced on Dask: the influence values are lazy
@@ -493,6 +524,7 @@ class TreatmentModel:
             ("Riesz route:", o.riesz),
             ("n * alpha^2:", f"{x.y.size * alpha**2:.0f}"),
             *reps[pick].regularisation,
+            *self._variance_facts(ses, ses_if, names),
         )
         if x.clusters is not None:
             facts = (*facts, ("Clusters:", " x ".join(x.cluster_names)))
@@ -515,17 +547,51 @@ class TreatmentModel:
         )
         return PrivateResults(record)
 
+    def _variance_facts(
+        self, ses: FloatArray, ses_if: FloatArray, names: list[str]
+    ) -> tuple[tuple[str, str], ...]:
+        """Summary line on the standard error; warns when the bootstrap dominates by half."""
+        if np.array_equal(ses, ses_if):
+            return (("Std. errors:", "influence function"),)
+        ratio = np.median(ses / np.where(ses_if > 0, ses_if, np.inf), axis=0)
+        worst = int(np.argmax(ratio))
+        if ratio[worst] > _NOISE_WARN_RATIO:
+            alpha, n = self.mechanism.alpha, self.inputs.y.size
+            eff = n * alpha**2
+            need_eff = eff * (ratio[worst] ** 2 - 1.0) / (_NOISE_TARGET_RATIO**2 - 1.0)
+            warnings.warn(
+                f"{self._name}: the nuisance fits are noisy at n * alpha^2 = {eff:.0f}: the "
+                f"fold-block bootstrap standard error of {names[worst]} is "
+                f"{ratio[worst]:.2f} times the influence-function one, so the bootstrap one "
+                "is reported. The deconvolved nuisance fits (and their private CV choices) "
+                "vary more than a first-order expansion says; their extra variance falls "
+                f"like 1/(n * alpha^2): about n >= {int(np.ceil(need_eff / alpha**2))} rows "
+                f"at alpha = {alpha:g} (n * alpha^2 >= {need_eff:.0f}) would bring the two "
+                f"within {100 * (_NOISE_TARGET_RATIO - 1):.0f}%.",
+                NuisanceNoiseWarning,
+                stacklevel=5,
+            )
+        return (("Std. errors:", f"bootstrap (x{float(ratio.max()):.2f} influence)"),)
+
     def _bias_bound(self, reps: list[SplitFit], names: list[str], se: FloatArray) -> pd.Series:
         r"""Estimated bound on the regularisation bias; warns when it is large.
 
-        :math:`B = |\hat\psi(\hat\lambda) - \hat\psi(\hat\lambda/10)|` (median over
-        repeated splits): how much the estimate moves when both fits' CV-chosen ridges are
-        divided by ten, computed exactly from the held-out folds' statistics (the one-step
+        The shift :math:`\Delta = \hat\psi(\hat\lambda) - \hat\psi(\hat\lambda/L)`
+        (``L = LOOSEN``) is how much the estimate moves when both fits' CV-chosen ridges are
+        loosened, computed exactly from the held-out folds' statistics (the one-step
         estimate is bilinear in the two fits' coefficients). Regularisation bias decays with
-        the ridge, so the move estimates the bias that remains at the chosen ridges; it
-        feeds the bias-aware interval of :meth:`PrivateResults.conf_int`.
+        the ridge, so the move estimates the bias that remains at the chosen ridges. It is
+        itself noisy (the loosened fits are): with :math:`s^2` its variance estimated from
+        its spread over the held-out folds, :math:`B = \sqrt{\max(0, \Delta^2 - s^2)}`
+        (median over repeated splits) estimates :math:`|\mathrm{bias}|` without the
+        noise's upward bias, and feeds the bias-aware interval of
+        :meth:`PrivateResults.conf_int`.
         """
-        B = np.median(np.abs(np.array([r.shift for r in reps])), axis=0)
+        # the shift minus its own noise (estimated from its spread over the held-out folds)
+        B = np.median(
+            np.sqrt(np.maximum(np.array([r.shift**2 - r.shift_se**2 for r in reps]), 0.0)),
+            axis=0,
+        )
         ratio = np.where(se > 0, B / np.where(se > 0, se, 1.0), 0.0)
         B = np.where(ratio > _BIAS_NOTE_SHARE, B, 0.0)
         worst = int(np.argmax(ratio))
@@ -554,33 +620,49 @@ class TreatmentModel:
         basis: PolynomialBasis,
         ref: ReferenceMoments,
         design: ReferenceDesign,
+        rng: np.random.Generator | None = None,
     ) -> SplitFit:
         """Cross-fit once: nuisances per fold, held-out scores, the estimand's algebra."""
         o, x = self.options, self.inputs
         n, L = x.y.size, x.n_levels
         R, C = ref.outer, self.C
 
-        def stats(inp: TreatmentData, fl: IntArray, off: int) -> FoldStats:
+        def stats(inp: TreatmentData, fl: IntArray, off: int, groups: int) -> FoldStats:
             C_part = None if C is None else C[off : off + fl.size]
-            return sum_stats(fl, o.n_folds, inp, basis, R, C_part)
+            return sum_stats(fl, groups, inp, basis, R, C_part)
 
-        # pass 1: per fold x arm sufficient statistics
-        st = check_fold_counts(self._rows.fold_sums(folds, stats), self._name)
-        fits = fit_series(
-            st,
-            x.levels,
-            ref.mean,
-            ref.outer,
-            self.mechanism.alpha,
-            split=bool(o.split_nuisances),
-            candidates=[idx for _, idx in basis.candidates()]
-            if isinstance(basis, SieveBasis)
-            else None,
-            ridge=o.ridge,  # type: ignore[arg-type]
-            riesz=o.riesz == "auto",
-            functional=self.C is not None,
-            odds=self._odds,
-        )
+        def refit(st: FoldStats, like: SeriesFits | None = None) -> SeriesFits:
+            return fit_series(
+                st,
+                x.levels,
+                ref.mean,
+                ref.outer,
+                self.mechanism.alpha,
+                split=bool(o.split_nuisances),
+                candidates=[idx for _, idx in basis.candidates()]
+                if isinstance(basis, SieveBasis)
+                else None,
+                ridge=o.ridge,  # type: ignore[arg-type]
+                riesz=o.riesz == "auto",
+                functional=self.C is not None,
+                odds=self._odds,
+                like=like,
+            )
+
+        # pass 1: per fold x arm sufficient statistics (per fold x block x arm when the
+        # standard error is bootstrapped; the fold sums are their sums)
+        fine = None
+        if rng is not None:
+            labels = block_labels(folds, o.n_folds, x.first_clusters, rng)
+            groups = o.n_folds * N_BLOCKS
+            fine = self._rows.fold_sums(labels, lambda i, f, s: stats(i, f, s, groups))
+            st = check_fold_counts(collapse(fine, o.n_folds), self._name)
+        else:
+            st = check_fold_counts(
+                self._rows.fold_sums(folds, lambda i, f, s: stats(i, f, s, o.n_folds)),
+                self._name,
+            )
+        fits = refit(st)
         P_ref = basis.private_only(design.U)
         kernel_ref = None
         if o.outcome_model == "kernel":
@@ -612,13 +694,18 @@ class TreatmentModel:
             # Q_X^{-1}[w s] = w Q_X^{-1}[s] for public w
             est, phi, contrast = self._combine(pom_phi, att_phi, np.ones(n) if x.w is None else x.w)
         assert phi.shape[1] == len(self._param_names())  # internal invariant, not user input
-        dpsi = fits.regularisation_shift()
+        moves = fits.regularisation_shift(per_fold=True)  # (F, L + 1), sums to the shift
         if contrast is not None:
-            shift = dpsi[:L] @ contrast
+            per_fold = moves[:, :L] @ contrast
         else:  # the ATT: numerator over the treated share
             treated = x.d == 1
             n1 = float(np.count_nonzero(treated)) if x.w is None else float(x.w @ treated)
-            shift = np.array([dpsi[L] / (n1 / n)])
+            per_fold = moves[:, L:] / (n1 / n)
+        shift = per_fold.sum(axis=0)
+        shift_se = fold_spread_se(per_fold, st.cnt.sum(axis=1))
+        boot_se = None
+        if fine is not None and rng is not None:
+            boot_se = self._bootstrap(fine, fits, st, est, contrast, refit, rng)
         y_var = float(x.y.var())
         return SplitFit(
             est=est,
@@ -633,9 +720,11 @@ class TreatmentModel:
             interp_err=interp_err,
             n=n,
             shift=shift,
+            shift_se=shift_se,
             riesz_ref2=reference_riesz_moments(fits, st, ref.outer),
             regularisation=describe_fits(fits, x.levels),
             indefinite=indefinite(fits, x.levels),
+            boot_se=boot_se,
         )
 
     def _reduce_scores(
@@ -653,6 +742,52 @@ class TreatmentModel:
         est, C, contrast = self._from_means(mom.mean)
         phi = self._rows.lazy_influence(folds, held_out, self._components, mom.mean, C, self.c0)
         return est, phi, mom.covariance(C), contrast, totals
+
+    def _bootstrap_on(self) -> bool:
+        """Whether the standard error includes the fold-block bootstrap (option ``variance``)."""
+        o, alpha = self.options, self.mechanism.alpha
+        if o.variance == "influence":
+            return False
+        eligible = o.riesz == "auto" and o.outcome_model == "series" and self.C is None
+        if o.variance == "bootstrap":
+            if not eligible:
+                raise ValueError(
+                    f"{self._name}: variance='bootstrap' needs the automatic series route "
+                    "(riesz='auto', outcome_model='series') and a built-in estimand; use "
+                    "variance='influence'."
+                )
+            return True
+        return eligible and alpha < 1.0 and self.inputs.y.size * alpha**2 <= MAX_EFFECTIVE_N
+
+    def _bootstrap(
+        self,
+        fine: FoldStats,
+        fits: SeriesFits,
+        st: FoldStats,
+        est: FloatArray,
+        contrast: FloatArray | None,
+        refit: Any,
+        rng: np.random.Generator,
+    ) -> FloatArray | None:
+        """Fold-block bootstrap standard errors of ``est`` (None where it does not apply).
+
+        The bilinear form of the held-out statistics must reproduce the estimate (it does
+        for the automatic series route; a mismatch, e.g. from a route added later, turns
+        the bootstrap off rather than bootstrapping another estimator).
+        """
+        L = self.inputs.n_levels
+
+        def params(f: SeriesFits, s: FoldStats) -> FloatArray:
+            v = series_estimates(f, s, self._odds)
+            return v[:L] @ contrast if contrast is not None else v[L : L + 1]
+
+        again = params(fits, st)
+        if not np.allclose(again, est, rtol=1e-8, atol=1e-10 * (1.0 + float(np.abs(est).max()))):
+            return None
+        out = bootstrap_se(
+            fine, self.options.n_folds, lambda s: refit(s, fits), params, rng, N_DRAWS
+        )
+        return None if out is None else out.se
 
     def _fold_nuisances(
         self,

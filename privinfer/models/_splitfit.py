@@ -91,6 +91,10 @@ class SplitFit:
     regularisation: tuple[tuple[str, str], ...]
     #: (label, smallest eigenvalue) of every indefinite deconvolved Gram matrix (all rows)
     indefinite: tuple[tuple[str, float], ...] = ()
+    #: noise of ``shift``, from its spread over the held-out folds
+    shift_se: FloatArray | None = None
+    #: fold-block bootstrap standard errors of ``est`` (None: not computed)
+    boot_se: FloatArray | None = None
     #: covariance of ``est`` when the scores were reduced without row-level influence
     #: values (Dask input; ``phi`` is then lazy), else None
     cov: FloatArray | None = None

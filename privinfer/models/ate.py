@@ -95,6 +95,16 @@ class PrivateATE(TreatmentModel):
         :math:`E[\omega(Y(1) - Y(0))]/E[\omega]`; the transformed scores are multiplied
         by :math:`\omega` (valid row by row because :math:`\omega` is public) and the
         nuisances are weighted series fits. Needs ``riesz="auto"``.
+    variance : {"auto", "influence", "bootstrap"}, default="auto"
+        How the standard error is computed. ``"influence"``: from the influence values
+        (the nuisances treated as fixed). ``"bootstrap"``: the larger of that and a
+        fold-block bootstrap of the whole estimator, private CV of the nuisances included
+        (the first pass sums the statistics per random block of rows; each of 30 draws
+        reweights the blocks and re-runs the nuisance stage, no row is read again). Below
+        ``alpha = 1`` the nuisances come from noisy deconvolved Gram matrices and, at small
+        :math:`n\alpha^2`, add variance the influence values do not see. ``"auto"``:
+        ``"bootstrap"`` when ``alpha < 1`` and :math:`n\alpha^2 \le 20{,}000` with the
+        automatic series route, else ``"influence"`` (pandas and Dask alike).
 
     Raises
     ------
@@ -111,6 +121,10 @@ class PrivateATE(TreatmentModel):
     RegularizationBiasWarning
         (from ``fit``) The estimated regularisation bias exceeds half a standard error;
         the interval is widened and the message names the ``n`` needed.
+    NuisanceNoiseWarning
+        (from ``fit``) The bootstrap standard error exceeds the influence one by half:
+        the nuisance fits are too noisy at this :math:`n\alpha^2` for a first-order
+        interval; the message names the ``n`` needed.
     OverlapWarning
         (from ``fit``) Large Riesz second moments on the released rows, or at the
         reference draws (poor private overlap; ``alpha < 1``).

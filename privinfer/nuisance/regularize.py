@@ -48,6 +48,7 @@ __all__ = [
     "cv_spectral",
     "fit_crossfit",
     "gram_noise",
+    "loosest_plausible",
     "noise_guard",
     "orthonormalizer",
     "ridge_path",
@@ -340,6 +341,92 @@ class SpectralChoice:
     mean_shrink: float
 
 
+def _cv_losses_loop(
+    G_folds: FloatArray,
+    rhs_folds: FloatArray,
+    n_rows: FloatArray,
+    idx: IntArray,
+    rel: FloatArray,
+    const: FloatArray,
+    min_ridge: float,
+    noise_share: float,
+) -> tuple[FloatArray, IntArray, FloatArray]:
+    """Held-out losses (ridges x folds) of one candidate, fold by fold."""
+    F = n_rows.size
+    losses = np.zeros((rel.size, F))
+    scale = np.zeros(F)
+    floored = np.zeros(rel.size, dtype=np.int64)
+    for f in range(F):
+        Gt, rt = train_average(G_folds, rhs_folds, n_rows, np.arange(F) != f)
+        Gs = Gt[np.ix_(idx, idx)]
+        scale[f] = _penalised_scale(Gs)
+        guard = min_ridge
+        if noise_share > 0:
+            guard = max(guard, noise_guard(G_folds, n_rows, idx, np.arange(F) != f, Gt,
+                                           noise_share))  # fmt: skip
+        coefs, fl = ridge_path(Gs, rt[idx], np.maximum(rel * scale[f], guard))
+        floored += fl
+        Gf = G_folds[f][np.ix_(idx, idx)]
+        rf = rhs_folds[f][idx]
+        losses[:, f] = const[f] + np.einsum("rj,jk,rk->r", coefs, Gf, coefs) - 2 * coefs @ rf
+    return losses, floored, scale
+
+
+def _cv_losses_batched(
+    G_folds: FloatArray,
+    rhs_folds: FloatArray,
+    n_rows: FloatArray,
+    G_train: FloatArray,
+    r_train: FloatArray,
+    idx: IntArray,
+    rel: FloatArray,
+    const: FloatArray,
+    min_ridge: float,
+    noise_share: float,
+) -> tuple[FloatArray, IntArray, FloatArray] | None:
+    """:func:`_cv_losses_loop` with every fold in one batched eigendecomposition.
+
+    The same arithmetic (the constant profiled out of each training Gram matrix, the
+    :func:`noise_guard` from the same eigenvalues, the spectral ridge path); ``None`` when
+    some training matrix has no positive constant entry (the loop handles that case).
+    """
+    F, j = n_rows.size, idx.size
+    Gs = 0.5 * (G_train[:, idx][:, :, idx] + G_train[:, idx][:, :, idx].transpose(0, 2, 1))
+    if j < 2 or np.any(Gs[:, 0, 0] <= 0):
+        return None
+    rt = r_train[:, idx]
+    g00, g10 = Gs[:, 0, 0], Gs[:, 1:, 0]
+    S = Gs[:, 1:, 1:] - g10[:, :, None] * g10[:, None, :] / g00[:, None, None]
+    S = 0.5 * (S + S.transpose(0, 2, 1))
+    rr = rt[:, 1:] - g10 * (rt[:, 0] / g00)[:, None]
+    lam, U = np.linalg.eigh(S)
+    scale = np.maximum(np.trace(S, axis1=1, axis2=2) / (j - 1), np.finfo(float).tiny)
+    guard = np.full(F, float(min_ridge))
+    if noise_share > 0:
+        w = n_rows / n_rows.sum()
+        sub = G_folds[:, idx][:, :, idx]
+        D = sub - np.tensordot(w, sub, 1)
+        spread = float(w @ (D**2).sum(axis=(1, 2)))
+        n_tr = n_rows.sum() - n_rows
+        var = F / max(F - 1, 1) * float(np.mean(n_rows)) / n_tr * spread
+        nu = 2.0 * np.sqrt(var / j)
+        guard = np.maximum(guard, np.maximum(0.0, NOISE_GUARD * noise_share * nu - lam[:, 0]))
+    ridges = np.maximum(rel[None, :] * scale[:, None], guard[:, None])  # (F, R)
+    z = np.einsum("fji,fj->fi", U, rr)
+    eps = _LAST_RESORT * np.maximum(np.mean(np.abs(lam), axis=1), np.finfo(float).tiny)
+    den = lam[:, None, :] + ridges[:, :, None]
+    floored = (den <= eps[:, None, None]).sum(axis=(0, 2)).astype(np.int64)
+    den = np.maximum(den, eps[:, None, None])
+    b = np.einsum("fri,fki->frk", z[:, None, :] / den, U)
+    a = (rt[:, 0][:, None] - np.einsum("frk,fk->fr", b, g10)) / g00[:, None]
+    coefs = np.concatenate([a[:, :, None], b], axis=2)  # (F, R, j)
+    Gf = G_folds[:, idx][:, :, idx]
+    rf = rhs_folds[:, idx]
+    quad = np.einsum("frj,fjk,frk->fr", coefs, Gf, coefs)
+    losses = (const[:, None] + quad - 2 * np.einsum("frj,fj->fr", coefs, rf)).T
+    return losses, floored, scale
+
+
 def cv_spectral(
     G_folds: FloatArray,
     rhs_folds: FloatArray,
@@ -434,35 +521,35 @@ def cv_spectral(
     wf = n_rows / n_rows.sum()
     rows = []
     best = (np.inf, 0, 0)
+    # training averages of every fold at once: row weights of the other folds
+    W = np.where(np.eye(F, dtype=bool), 0.0, n_rows[None, :])
+    W = W / W.sum(axis=1, keepdims=True)
+    G_train = np.einsum("fg,gij->fij", W, G_folds)
+    r_train = W @ rhs_folds
     for ci, idx in enumerate(cands):
-        losses = np.zeros((rel.size, F))
-        scale = np.zeros(F)
-        floored = np.zeros(rel.size, dtype=np.int64)
-        for f in range(F):
-            Gt, rt = train_average(G_folds, rhs_folds, n_rows, np.arange(F) != f)
-            Gs = Gt[np.ix_(idx, idx)]
-            scale[f] = _penalised_scale(Gs)
-            guard = min_ridge
-            if noise_share > 0:
-                guard = max(guard, noise_guard(G_folds, n_rows, idx, np.arange(F) != f, Gt,
-                                               noise_share))  # fmt: skip
-            coefs, fl = ridge_path(Gs, rt[idx], np.maximum(rel * scale[f], guard))
-            floored += fl
-            Gf = G_folds[f][np.ix_(idx, idx)]
-            rf = rhs_folds[f][idx]
-            losses[:, f] = const[f] + np.einsum("rj,jk,rk->r", coefs, Gf, coefs) - 2 * coefs @ rf
+        batched = _cv_losses_batched(
+            G_folds, rhs_folds, n_rows, G_train, r_train, idx, rel, const, min_ridge,
+            noise_share,
+        )  # fmt: skip
+        if batched is not None:
+            losses, floored, scale = batched
+        else:
+            losses, floored, scale = _cv_losses_loop(
+                G_folds, rhs_folds, n_rows, idx, rel, const, min_ridge, noise_share
+            )
         mean = losses @ wf
         se = np.sqrt(np.maximum((losses - mean[:, None]) ** 2 @ wf, 0.0) / max(F - 1, 1))
-        for r in range(rel.size):
-            rows.append(
-                {"candidate": ci, "n_basis": idx.size, "relative_ridge": rel[r],
-                 "ridge": max(rel[r] * float(scale.mean()), min_ridge), "loss": float(mean[r]),
-                 "fold_se": float(se[r]), "n_floored": int(floored[r])}
-            )  # fmt: skip
-            crit = mean[r] + se_penalty * se[r]
-            if crit < best[0] and floored[r] == 0:
-                best = (float(crit), ci, r)
-    table = pd.DataFrame(rows)
+        rows.append(
+            {"candidate": np.full(rel.size, ci), "n_basis": np.full(rel.size, idx.size),
+             "relative_ridge": rel, "ridge": np.maximum(rel * float(scale.mean()), min_ridge),
+             "loss": mean, "fold_se": se, "n_floored": floored}
+        )  # fmt: skip
+        crit = mean + se_penalty * se
+        crit = np.where((floored == 0) & np.isfinite(crit), crit, np.inf)
+        r = int(np.argmin(crit))  # first minimum, as the scan in grid order
+        if crit[r] < best[0]:
+            best = (float(crit[r]), ci, r)
+    table = pd.DataFrame({k: np.concatenate([r[k] for r in rows]) for k in rows[0]})
     _, ci, r = best
     if not np.isfinite(best[0]):  # every pair needed the floor: the most regularised one
         ci, r = 0, int(np.argmax(rel))
@@ -476,6 +563,39 @@ def cv_spectral(
     pos = np.maximum(lam_all, 0.0)
     shrink = float(np.mean(pos / np.maximum(pos + ridge, np.finfo(float).tiny)))
     return SpectralChoice(ci, idx, ridge, float(rel[r]), loss, table, shrink)
+
+
+def loosest_plausible(choice: SpectralChoice, loosen: float = LOOSEN) -> float:
+    r"""The smallest relative ridge the CV cannot tell from the chosen one (toward less).
+
+    Among the chosen sub-basis's ridges between :math:`\hat\lambda/` ``loosen`` and
+    :math:`\hat\lambda` whose fits never needed the last-resort floor, the smallest one
+    whose CV loss is within one fold standard error of the chosen fit's: the loosest fit
+    the data still find as good. Loosening further only reaches fits the held-out loss
+    already rejects as noise, whose estimates move by noise rather than by the bias
+    that regularisation left (:func:`fit_crossfit`'s comparison fit).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"candidate": 0, "relative_ridge": [0.0, 0.01, 0.1, 1.0],
+    ...                   "loss": [5.0, 1.05, 1.0, 2.0], "fold_se": 0.1, "n_floored": 0})
+    >>> ch = SpectralChoice(0, np.arange(2), 0.1, 0.1, 1.0, t, 0.5)
+    >>> loosest_plausible(ch)
+    0.01
+    """
+    t = choice.table
+    t = t[t["candidate"] == choice.candidate]
+    at = t[t["relative_ridge"] == choice.relative_ridge]
+    if at.empty:
+        return choice.relative_ridge / loosen
+    bound = float(at["loss"].iloc[0] + at["fold_se"].iloc[0])
+    ok = t[
+        (t["relative_ridge"] <= choice.relative_ridge)
+        & (t["relative_ridge"] >= choice.relative_ridge / loosen)
+        & (t["n_floored"] == 0)
+        & (t["loss"] <= bound)
+    ]
+    return float(ok["relative_ridge"].min()) if len(ok) else choice.relative_ridge
 
 
 @dataclass(frozen=True)
@@ -575,6 +695,7 @@ def fit_crossfit(
         subset, rel = choice.subset, choice.relative_ridge
     else:
         subset, rel = np.arange(J), float(fixed_ridge)
+    loose_rel = None if choice is None else loosest_plausible(choice, loosen)
     coefs = np.zeros((F, J))
     loose = np.zeros((F, J))
     n_floored = 0
@@ -587,7 +708,8 @@ def fit_crossfit(
         if choice is not None and noise_share > 0:  # a fixed ridge is the user's: no guard
             guard = max(guard, noise_guard(G_folds, n_rows, subset, mask, Gt, noise_share))
         lam = max(rel * scale, guard)
-        path, fl = ridge_path(Gs, rt[subset], [lam, max(lam / loosen, guard)])
+        loose_lam = lam / loosen if loose_rel is None else loose_rel * scale
+        path, fl = ridge_path(Gs, rt[subset], [lam, max(loose_lam, guard)])
         coefs[f, subset], loose[f, subset] = path[0], path[1]
         n_floored += int(fl[0])
     return CrossFitFits(coefs, loose, choice, rel, n_floored)

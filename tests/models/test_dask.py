@@ -270,6 +270,7 @@ def test_dask_influence_values_stay_lazy():
     )
 
 
+@pytest.mark.filterwarnings("ignore::privinfer.exceptions.NuisanceNoiseWarning")
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("options", [{}, {"degree": "cv", "cluster": "cl", "weights": "w"}])
 def test_dask_adaptive_sieve_equals_pandas(model, options):
