@@ -214,11 +214,34 @@ class LazyInfluence:
         out = np.asarray(self.to_dask().compute())
         return out if dtype is None else out.astype(dtype)
 
+    # arithmetic (combining results, ``a - b``) computes the values
+    def __add__(self, other: Any) -> np.ndarray:
+        return np.asarray(self) + np.asarray(other)
+
+    def __radd__(self, other: Any) -> np.ndarray:
+        return np.asarray(other) + np.asarray(self)
+
+    def __sub__(self, other: Any) -> np.ndarray:
+        return np.asarray(self) - np.asarray(other)
+
+    def __rsub__(self, other: Any) -> np.ndarray:
+        return np.asarray(other) - np.asarray(self)
+
+    def __neg__(self) -> np.ndarray:
+        return -np.asarray(self)
+
+    def __rmul__(self, factor: Any) -> LazyInfluence:
+        return self * factor
+
     def __mul__(self, factor: Any) -> LazyInfluence:
-        f = np.broadcast_to(np.asarray(factor, dtype=float), (self._p_all,))
+        f = np.asarray(factor, dtype=float)
+        if self._columns is not None:  # a selection: scale its columns' factors
+            full = np.ones(self._p_all) if self._scale is None else self._scale.copy()
+            if f.ndim == 0:
+                return LazyInfluence(self._n, self._p_all, self._make, self._columns, full * f)
+            return np.asarray(self) * f
+        f = np.broadcast_to(f, (self._p_all,))
         scale = f if self._scale is None else self._scale * f
-        if self._columns is not None:
-            raise TypeError("LazyInfluence: scale before selecting columns.")
         return LazyInfluence(self._n, self._p_all, self._make, None, scale)
 
     def __getitem__(self, key: Any) -> Any:

@@ -296,3 +296,14 @@ def test_quantile_rows_give_the_quantiles_of_all_rows():
         full = deconvolved_quantiles(z, ref, np.full(257, 1 / 257), 0.6, probs)
         part = deconvolved_quantiles(z[quantile_rows(n)], ref, np.full(257, 1 / 257), 0.6, probs)
         np.testing.assert_array_equal(part, full)
+
+
+def test_dask_results_combine_like_pandas():
+    """``a - b`` of two selections uses the (lazy) influence values of a Dask fit."""
+    rel, mech = _released()
+    a = pi.PrivatePOM.from_formula("y ~ d | x", rel, mechanism=mech, degree=2).fit(3, folds="f")
+    ddf = dd.from_pandas(rel, npartitions=3)
+    b = pi.PrivatePOM.from_formula("y ~ d | x", ddf, mechanism=mech, degree=2).fit(3, folds="f")
+    da_, db_ = a[["E[Y(1)]"]] - a[["E[Y(0)]"]], b[["E[Y(1)]"]] - b[["E[Y(0)]"]]
+    np.testing.assert_allclose(db_.params, da_.params, rtol=0, atol=TOL)
+    np.testing.assert_allclose(db_.bse, da_.bse, rtol=0, atol=TOL)

@@ -76,3 +76,5 @@ def test_lazy_influence_selects_and_scales_lazily():
     assert sub.shape == (4, 2) and not calls  # nothing computed yet
     np.testing.assert_array_equal(np.asarray(sub), full[:, [2, 0]] * np.array([3.0, 1.0]))
     np.testing.assert_array_equal(lazy[1:3], (full * np.array([1.0, 2.0, 3.0]))[1:3])
+    np.testing.assert_array_equal(2.0 * sub, 2.0 * np.asarray(sub))  # stays lazy, same values
+    np.testing.assert_array_equal(sub - sub, np.zeros((4, 2)))
