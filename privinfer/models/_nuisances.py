@@ -241,7 +241,7 @@ def fit_series(
             cands = top_candidates(prev.choice, candidates, _REFIT_CANDIDATES)
         return fit_crossfit(
             G[k], rhs, n_rows, mask, candidates=cands, fixed_ridge=fixed,
-            noise_share=1.0 - alpha,
+            noise_share=1.0 - alpha, with_loose=like is None,
         )  # fmt: skip
 
     def before(group: str, i: int) -> CrossFitFits | None:

@@ -44,7 +44,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from privinfer._frames import as_pandas, frame_from_arrays
-from privinfer._threads import blas_threads
+from privinfer._threads import blas_threads, small_matrix_blas
 from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
 from privinfer._validation import spawn_generators
 from privinfer.exceptions import (
@@ -144,6 +144,9 @@ _BIAS_NOTE_SHARE = 0.25
 #: A NuisanceNoiseWarning fires when the bootstrap SE exceeds the influence one by this
 #: factor; the message names the n at which the factor would fall to the target.
 _NOISE_WARN_RATIO = 1.5
+#: Below alpha = 1 and under this effective sample size n * alpha^2 a NuisanceNoiseWarning
+#: names the n needed (the validation designs missed their bands below it).
+_MIN_EFFECTIVE_N = 1000
 _NOISE_TARGET_RATIO = 1.1
 #: ... and a RegularizationBiasWarning fires above this share (the bias-aware interval is
 #: then at least 1.3 times the usual one).
@@ -435,7 +438,11 @@ class TreatmentModel:
         with blas_threads():
             while True:
                 saved = copy.deepcopy(streams)
-                res = self._fit_with_reference(size, streams, given, progress)
+                # only the fit that is returned speaks: warnings of a fit that is repeated
+                # (larger reference, or the bootstrap run) are dropped
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    res = self._fit_with_reference(size, streams, given, progress)
                 share = reference_share(res)
                 if (
                     share <= _REF_TARGET_SHARE
@@ -446,6 +453,9 @@ class TreatmentModel:
                 size *= 4  # cheap here: more reference points, same splits
             if boot:  # the same fit (same streams) once more, now with its bootstrap
                 res = self._fit_with_reference(size, saved, given, progress, bootstrap=True)
+            else:
+                for w in caught:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         if share > _REF_WARN_SHARE:
             warnings.warn(
                 f"{owner}: the reference (quasi-Monte Carlo) error is {100 * share:.0f}% of the "
@@ -551,12 +561,23 @@ class TreatmentModel:
         self, ses: FloatArray, ses_if: FloatArray, names: list[str]
     ) -> tuple[tuple[str, str], ...]:
         """Summary line on the standard error; warns when the bootstrap dominates by half."""
+        alpha, n = self.mechanism.alpha, self.inputs.y.size
+        if alpha < 1.0 and n * alpha**2 < _MIN_EFFECTIVE_N:
+            warnings.warn(
+                f"{self._name}: the effective sample size n * alpha^2 = {n * alpha**2:.0f} is "
+                f"below {_MIN_EFFECTIVE_N}, where the validation study of the package found "
+                "its intervals unreliable on hard designs (noisy deconvolved nuisance fits, "
+                "bootstrap standard errors that swing from too small to far too large); "
+                f"about n >= {int(np.ceil(_MIN_EFFECTIVE_N / alpha**2))} rows at alpha = "
+                f"{alpha:g} would be needed. Read the interval as indicative.",
+                NuisanceNoiseWarning,
+                stacklevel=5,
+            )
         if np.array_equal(ses, ses_if):
             return (("Std. errors:", "influence function"),)
         ratio = np.median(ses / np.where(ses_if > 0, ses_if, np.inf), axis=0)
         worst = int(np.argmax(ratio))
-        if ratio[worst] > _NOISE_WARN_RATIO:
-            alpha, n = self.mechanism.alpha, self.inputs.y.size
+        if ratio[worst] > _NOISE_WARN_RATIO and n * alpha**2 >= _MIN_EFFECTIVE_N:
             eff = n * alpha**2
             need_eff = eff * (ratio[worst] ** 2 - 1.0) / (_NOISE_TARGET_RATIO**2 - 1.0)
             warnings.warn(
@@ -662,7 +683,8 @@ class TreatmentModel:
                 self._rows.fold_sums(folds, lambda i, f, s: stats(i, f, s, o.n_folds)),
                 self._name,
             )
-        fits = refit(st)
+        with small_matrix_blas():
+            fits = refit(st)
         P_ref = basis.private_only(design.U)
         kernel_ref = None
         if o.outcome_model == "kernel":
@@ -784,9 +806,10 @@ class TreatmentModel:
         again = params(fits, st)
         if not np.allclose(again, est, rtol=1e-8, atol=1e-10 * (1.0 + float(np.abs(est).max()))):
             return None
-        out = bootstrap_se(
-            fine, self.options.n_folds, lambda s: refit(s, fits), params, rng, N_DRAWS
-        )
+        with small_matrix_blas():
+            out = bootstrap_se(
+                fine, self.options.n_folds, lambda s: refit(s, fits), params, rng, N_DRAWS
+            )
         return None if out is None else out.se
 
     def _fold_nuisances(

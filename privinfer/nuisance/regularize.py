@@ -584,18 +584,22 @@ def loosest_plausible(choice: SpectralChoice, loosen: float = LOOSEN) -> float:
     0.01
     """
     t = choice.table
-    t = t[t["candidate"] == choice.candidate]
-    at = t[t["relative_ridge"] == choice.relative_ridge]
-    if at.empty:
+    mine = t["candidate"].to_numpy() == choice.candidate
+    rel = t["relative_ridge"].to_numpy()[mine]
+    loss = t["loss"].to_numpy()[mine]
+    fold_se = t["fold_se"].to_numpy()[mine]
+    floored = t["n_floored"].to_numpy()[mine]
+    at = np.flatnonzero(rel == choice.relative_ridge)
+    if at.size == 0:
         return choice.relative_ridge / loosen
-    bound = float(at["loss"].iloc[0] + at["fold_se"].iloc[0])
-    ok = t[
-        (t["relative_ridge"] <= choice.relative_ridge)
-        & (t["relative_ridge"] >= choice.relative_ridge / loosen)
-        & (t["n_floored"] == 0)
-        & (t["loss"] <= bound)
-    ]
-    return float(ok["relative_ridge"].min()) if len(ok) else choice.relative_ridge
+    bound = float(loss[at[0]] + fold_se[at[0]])
+    ok = (
+        (rel <= choice.relative_ridge)
+        & (rel >= choice.relative_ridge / loosen)
+        & (floored == 0)
+        & (loss <= bound)
+    )
+    return float(rel[ok].min()) if ok.any() else choice.relative_ridge
 
 
 @dataclass(frozen=True)
@@ -639,6 +643,7 @@ def fit_crossfit(
     loosen: float = LOOSEN,
     se_penalty: float = SE_PENALTY,
     noise_share: float = 1.0,
+    with_loose: bool = True,
 ) -> CrossFitFits:
     r"""Choose sieve and ridge of one nuisance by private CV, then fit it for every fold.
 
@@ -663,6 +668,8 @@ def fit_crossfit(
     min_ridge : float, default=0.0
         Smallest absolute ridge (see :func:`cv_spectral`); also the smallest ridge of the
         looser comparison fit.
+    with_loose : bool, default=True
+        Also fit the looser comparison fits (zeros otherwise, e.g. in bootstrap refits).
 
     Returns
     -------
@@ -695,7 +702,7 @@ def fit_crossfit(
         subset, rel = choice.subset, choice.relative_ridge
     else:
         subset, rel = np.arange(J), float(fixed_ridge)
-    loose_rel = None if choice is None else loosest_plausible(choice, loosen)
+    loose_rel = None if choice is None or not with_loose else loosest_plausible(choice, loosen)
     coefs = np.zeros((F, J))
     loose = np.zeros((F, J))
     n_floored = 0
@@ -708,6 +715,11 @@ def fit_crossfit(
         if choice is not None and noise_share > 0:  # a fixed ridge is the user's: no guard
             guard = max(guard, noise_guard(G_folds, n_rows, subset, mask, Gt, noise_share))
         lam = max(rel * scale, guard)
+        if not with_loose:
+            path, fl = ridge_path(Gs, rt[subset], [lam])
+            coefs[f, subset] = path[0]
+            n_floored += int(fl[0])
+            continue
         loose_lam = lam / loosen if loose_rel is None else loose_rel * scale
         path, fl = ridge_path(Gs, rt[subset], [lam, max(loose_lam, guard)])
         coefs[f, subset], loose[f, subset] = path[0], path[1]

@@ -6,9 +6,9 @@ implementation (commit fe577cc) to guard the split of the models into modules, t
 regenerated once on purpose when the nuisance fits changed (issue 14: adaptive sieve,
 separate CV ridges, bias-aware intervals), and once more when the standard errors below
 ``alpha = 1`` started to include the fold-block bootstrap (the estimates stayed equal to
-1e-15; only ``bse`` and the rescaled influence values moved). Restructuring must leave ``params``, ``bse``,
-the influence values and every numeric diagnostic unchanged (relative tolerance 1e-12),
-and raise the same warnings.
+1e-15; only ``bse`` and the rescaled influence values moved). Restructuring must leave
+``params``, ``bse``, the influence values and every numeric diagnostic unchanged
+(relative tolerance 1e-12), and raise the same warnings.
 Cases cover ATE, ATT, POM and PrivateFunctional; the series and kernel outcome routes; the
 automatic and propensity Riesz routes; ``degree="cv"``; one- and two-way clusters; sampling
 weights; ``n_rep > 1``; given folds; ``alpha = 1`` and ``alpha < 1``.

@@ -26,7 +26,10 @@ SEEDS = (
     else [0]
 )
 REPS = 60
-ISSUE_14 = "issue 14: hard design fails the validation bands on the current estimator"
+#: Below alpha = 1 every fit also runs the fold-block bootstrap (30 nuisance stages), so
+#: those cells use fewer replications to keep the suite short; their bands (3 Monte Carlo
+#: SEs) widen accordingly. The full study is ``benchmarks/validate.py``.
+REPS_PRIVATE = 30
 
 
 def _needs(name: str) -> None:
@@ -142,7 +145,6 @@ CASES = [
         "POM",
         "E[Y(1)]",
         id="lognormal_clip-a0.5-n4000-EY1",
-        marks=pytest.mark.xfail(strict=False, reason=ISSUE_14),
     ),
     pytest.param(
         "topcoded_income",
@@ -159,10 +161,15 @@ CASES = [
 @pytest.mark.parametrize(("design", "alpha", "n", "estimand", "param"), CASES)
 def test_validation_cell_within_bands(design, alpha, n, estimand, param, seed):
     _needs(design)
-    tasks = make_tasks([design], [alpha], [n], REPS, [estimand], {}, seed=1000 + seed)
+    reps = REPS if alpha == 1 else REPS_PRIVATE
+    tasks = make_tasks([design], [alpha], [n], reps, [estimand], {}, seed=1000 + seed)
     cell = summarise(run(tasks, jobs=1, progress=False)).set_index("param").loc[param]
     assert cell.refused == 0, cell.exceptions
-    band = 3 * np.sqrt(0.95 * 0.05 / REPS)
+    if n < 4000 and cell.names_n >= 0.5:
+        # the issue's rule below n = 4000: the bands, or a warning naming the n needed
+        assert cell.warned >= cell.names_n
+        return
+    band = 3 * np.sqrt(0.95 * 0.05 / reps)
     assert 0.93 - band <= cell.coverage <= 0.97 + band, cell.coverage
     assert abs(cell.bias) <= 0.15 * cell.mean_se + 3 * cell.bias_mcse, (cell.bias, cell.mean_se)
     ratio_band = 3 * cell.se_ratio_mcse

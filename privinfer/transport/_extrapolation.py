@@ -1,0 +1,80 @@
+r"""Extrapolation of the in-sample and held-out transport costs to zero noise.
+
+Private helpers of :func:`privinfer.transport.estimate_transport_cost`. At noise level
+:math:`\tau` (variance relative to the release; :math:`t = \sqrt\tau`) the in-sample
+value of the optimal plan has mean :math:`g(t)` and the true cost of that plan has mean
+:math:`h(t) = g(t) - t g'(t)`. The hyperbolic model
+
+.. math:: g(t) = W - c\,(\sqrt{t^2 + a^2} - a), \qquad
+          h(t) = W + c\,\Bigl(a - \frac{a^2}{\sqrt{t^2 + a^2}}\Bigr),
+          \qquad c \ge 0,\ a > 0,
+
+satisfies that identity, is quadratic in :math:`t` for :math:`t \ll a` and linear for
+:math:`t \gg a`; it is fitted to both curves by least squares and read off at
+:math:`t = 0` (:math:`g(0) = h(0) = W`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from privinfer._typing import FloatArray
+
+#: Bounds of log(a): a between about 1e-3 and 1e3 noise units.
+_LOG_A_BOUNDS = (-7.0, 7.0)
+
+
+def hyperbolic_curves(params: FloatArray, tau: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``(g, h)`` of the hyperbolic model at noise variances ``tau``."""
+    w, c, log_a = params
+    a = np.exp(log_a)
+    s = np.sqrt(tau + a**2)
+    return w - c * (s - a), w + c * (a - a**2 / s)
+
+
+def _residuals(params: FloatArray, tau: FloatArray, g: FloatArray, h: FloatArray,
+               has_g: FloatArray, has_h: FloatArray, scale: float) -> FloatArray:
+    gm, hm = hyperbolic_curves(params, tau)
+    return np.concatenate([(gm - g)[has_g], (hm - h)[has_h]]) / scale
+
+
+def fit_hyperbolic(tau: FloatArray, g: FloatArray, h: FloatArray
+                   ) -> tuple[FloatArray, FloatArray]:
+    r"""Least-squares fit of ``(W, c, log a)`` to the in-sample and held-out curves.
+
+    ``g`` and ``h`` may hold NaN where a level has no value. Three starting values of
+    :math:`a` are tried and the best fit is kept. Returns the parameters and the
+    Gauss-Newton gradient of the fitted :math:`W` in ``(g, h)`` (zeros where a value is
+    missing), :math:`\partial\hat\theta/\partial y = (J'J)^{-1}J'`, with the
+    parameters at a bound held fixed; it feeds the delta-method standard error.
+    """
+    has_g, has_h = np.isfinite(g), np.isfinite(h)
+    values = np.concatenate([g[has_g], h[has_h]])
+    scale = float(max(np.max(np.abs(values)), np.ptp(values), 1e-300))
+    lower = np.array([-np.inf, 0.0, _LOG_A_BOUNDS[0]])
+    upper = np.array([np.inf, np.inf, _LOG_A_BOUNDS[1]])
+    g1 = float(g[has_g][0])
+    h1 = float(h[has_h][0])
+    best = None
+    for log_a in (-2.0, 0.0, 2.0):
+        x0 = np.array([0.5 * (g1 + h1), max(h1 - g1, 1e-6 * scale), log_a])
+        fit = least_squares(_residuals, x0, bounds=(lower, upper),
+                            args=(tau, g, h, has_g, has_h, scale), x_scale="jac")
+        if best is None or fit.cost < best.cost:
+            best = fit
+    assert best is not None
+    # parameters at (or numerically at) a bound are held fixed: near a = 0 the model no
+    # longer depends on a, and near c = 0 on neither c nor a
+    free = best.active_mask == 0
+    free[2] &= (best.x[2] - _LOG_A_BOUNDS[0] > 0.5) and (_LOG_A_BOUNDS[1] - best.x[2] > 0.5)
+    if best.x[1] <= 1e-8 * scale:
+        free[1:] = False
+    jac = best.jac[:, free] * scale  # d model / d theta, in the units of y
+    grad_used = np.zeros(values.shape[0])
+    if free[0]:
+        sens = np.linalg.pinv(jac, rcond=1e-8)  # (free params, used values)
+        grad_used = sens[0]
+    grad = np.zeros(2 * g.shape[0])
+    grad[np.flatnonzero(np.concatenate([has_g, has_h]))] = grad_used
+    return best.x, grad
