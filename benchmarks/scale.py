@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -34,6 +35,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
+# this checkout's privinfer ahead of any installed copy
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import privinfer as pi
 
 K = 20
@@ -60,7 +63,9 @@ def partition(i: int, rows: int) -> pd.DataFrame:
     y = d * (1 + X[:, 0]) + X[:, 1] ** 2 + X[:, :10].sum(axis=1) + rng.normal(size=rows)
     replaced = rng.random(rows) >= ALPHA
     X[replaced] = rng.uniform(-1, 1, (int(replaced.sum()), K))
-    return pd.DataFrame(X, columns=COLS).assign(y=y, d=d)
+    out = pd.DataFrame(X, columns=COLS, copy=False)  # no copy of the covariates
+    out["y"], out["d"] = y, d
+    return out
 
 
 def sizes(n: int, per: int) -> list[int]:

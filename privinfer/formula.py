@@ -65,7 +65,7 @@ def cast_private_categoricals(data: pd.DataFrame, mechanism: AlphaIdentity) -> p
     Formulaic then codes every public level, even one absent from the data. Unknown
     categories were rejected earlier by :meth:`AlphaIdentity.check_data`.
     """
-    out = data.copy()
+    out = data.copy(deep=False)  # the cast columns are replaced, never written into
     for col, levels in mechanism.reference.categorical_levels().items():
         if col in out.columns:
             out[col] = pd.Categorical(out[col], categories=levels)
@@ -111,13 +111,40 @@ class CovariateSpec:
         """Private covariate columns evaluated on ``frame`` (released or reference)."""
         if self.private_spec is None:
             return np.zeros((len(frame), 0))
+        plain = _plain_columns(frame, self.private_names, self.private_variables)
+        if plain is not None:
+            return plain
         return _to_float(self.private_spec.get_model_matrix(frame[list(self.private_variables)]))
 
     def public_design(self, frame: pd.DataFrame) -> FloatArray:
         """Public covariate columns evaluated on ``frame``."""
         if self.public_spec is None:
             return np.zeros((len(frame), 0))
+        plain = _plain_columns(frame, self.public_names, self.public_variables)
+        if plain is not None:
+            return plain
         return _to_float(self.public_spec.get_model_matrix(frame[list(self.public_variables)]))
+
+
+def _plain_columns(
+    frame: pd.DataFrame, names: tuple[str, ...], variables: tuple[str, ...]
+) -> FloatArray | None:
+    """The design itself when every column is a bare numeric variable, else None.
+
+    Formulaic passes such columns through unchanged, so reading them directly gives the
+    same matrix without its per-call overhead (a third of a pass over many rows). Missing
+    values return None: formulaic then reports them.
+    """
+    if not names or not set(names) <= set(variables) or not set(names) <= set(frame.columns):
+        return None
+    cols = [frame[c] for c in names]
+    if any(
+        not pd.api.types.is_numeric_dtype(c.dtype) or pd.api.types.is_bool_dtype(c.dtype)
+        for c in cols
+    ):
+        return None
+    out = np.column_stack([c.to_numpy(dtype=float) for c in cols])
+    return None if np.isnan(out).any() else out
 
 
 def _to_float(mm: Any) -> FloatArray:

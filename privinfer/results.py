@@ -99,8 +99,12 @@ class PrivateResults(PostEstimationMixin):
 
     @property
     def influence(self) -> pd.DataFrame:
-        r"""Centred transformed influence values :math:`\varphi_i` (n x p)."""
-        return pd.DataFrame(self._record.influence, columns=self._record.params.index)
+        r"""Centred transformed influence values :math:`\varphi_i` (n x p).
+
+        With Dask input the fit keeps them lazy (only their reductions were computed);
+        this property then computes them, one more pass over the data.
+        """
+        return pd.DataFrame(np.asarray(self._record.influence), columns=self._record.params.index)
 
     @cached_property
     def cov(self) -> pd.DataFrame:

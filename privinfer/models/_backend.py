@@ -9,7 +9,8 @@ two passes; the estimator code stays one implementation.
 * :class:`PandasRows`: the whole frame is one partition.
 * :class:`DaskRows`: every partition of a Dask DataFrame is one task. Statistics are
   added up in a tree (:func:`~privinfer.models._suffstats.add_stats`); the held-out
-  scores (a few floats per row, never the basis) are concatenated in row order.
+  scores are reduced inside the tasks to the moments and cluster sums that the
+  covariance needs (:mod:`privinfer.models._reduce`), and the influence values stay lazy.
 
 With Dask the *public* columns the model uses (outcome, treatment, weights, clusters,
 public covariates and the row index) are gathered once, when the model is built, and
@@ -30,7 +31,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from privinfer._typing import IntArray
+from privinfer._typing import FloatArray, IntArray
 from privinfer.exceptions import (
     DataMismatchError,
     FoldError,
@@ -45,7 +46,9 @@ from privinfer.models._inputs import (
     public_treatment_data,
     warn_empty_columns,
 )
+from privinfer.models._reduce import LazyInfluence, ScoreMoments, score_components
 from privinfer.models._suffstats import FoldStats, add_stats
+from privinfer.nuisance.sieve import quantile_rows
 
 __all__ = ["DaskRows", "PandasRows", "RowSource", "dask_treatment_data", "is_dask_frame"]
 
@@ -85,10 +88,17 @@ class RowSource:
     """The two passes over the rows of a treatment model (see the module docstring)."""
 
     inputs: TreatmentData
+    #: whether the held-out scores are reduced where they are computed
+    #: (:meth:`DaskRows.reduce_rows`) rather than gathered row by row (:meth:`map_rows`)
+    reduces = False
 
     def fold_labels(self, folds: Any, mech: AlphaIdentity, owner: str) -> Any:
         """``folds`` as given to ``fit``: a column name becomes that column's labels."""
         raise NotImplementedError
+
+    def basis_inputs(self) -> TreatmentData:
+        """Inputs to choose the series basis from (their private design may be a sample)."""
+        return self.inputs
 
     def fold_sums(self, folds: IntArray, func: PartitionFn[FoldStats]) -> FoldStats:
         """Sum the per-partition statistics ``func`` returns."""
@@ -180,10 +190,17 @@ def _partition_inputs(part: pd.DataFrame, plan: _Plan, *, check: bool) -> Treatm
     )
 
 
-def _validate_partition(part: pd.DataFrame, plan: _Plan) -> np.ndarray:
-    """Check a partition's private columns; flags of its nonzero covariate columns."""
+def _validate_partition(
+    part: pd.DataFrame, plan: _Plan, rows: IntArray
+) -> tuple[np.ndarray, FloatArray]:
+    """Check a partition's private columns; flags of its nonzero covariate columns.
+
+    Also returns its private design at ``rows`` (the rows of the whole frame that the
+    adaptive sieve's deconvolved quantiles read, :func:`~privinfer.nuisance.sieve.quantile_rows`).
+    """
     inputs = _partition_inputs(part, plan, check=True)
-    return np.concatenate([np.any(inputs.U_priv, axis=0), np.any(inputs.U_pub, axis=0)])
+    flags = np.concatenate([np.any(inputs.U_priv, axis=0), np.any(inputs.U_pub, axis=0)])
+    return flags, inputs.U_priv[rows]
 
 
 def _stats_task(part: pd.DataFrame, plan: _Plan, folds: IntArray, func: Any, off: int) -> Any:
@@ -200,6 +217,42 @@ def _tree_sum(items: list[Any], add: Callable[[Any, Any], Any]) -> Any:
             nxt.append(items[-1])
         items = nxt
     return items[0]
+
+
+def _reduce_task(
+    part: pd.DataFrame,
+    plan: _Plan,
+    folds: IntArray,
+    func: Any,
+    off: int,
+    reducer: Any,
+    extras: list[Any],
+) -> tuple[ScoreMoments, tuple[Any, ...]]:
+    x = _partition_inputs(part, plan, check=False)
+    rows, totals = func(x, folds, off)
+    return reducer(rows, x, *extras), totals
+
+
+def _add_reduced(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
+    return a[0].merge(b[0]), tuple(p + q for p, q in zip(a[1], b[1], strict=True))
+
+
+def _influence_task(
+    part: pd.DataFrame,
+    plan: _Plan,
+    folds: IntArray,
+    func: Any,
+    off: int,
+    kind: str,
+    m: FloatArray,
+    C: FloatArray,
+    c0: FloatArray | None,
+) -> FloatArray:
+    x = _partition_inputs(part, plan, check=False)
+    rows, _ = func(x, folds, off)
+    s = score_components(kind, rows[0], rows[1], x.d, c0)
+    w = np.ones(s.shape[0]) if x.w is None else x.w
+    return (w[:, None] * (s - m)) @ C
 
 
 def _concat(outs: Sequence[tuple[tuple[Any, ...], tuple[Any, ...]]]) -> tuple[Any, Any]:
@@ -219,12 +272,18 @@ class DaskRows(RowSource):
         inputs: TreatmentData,
         lengths: IntArray,
         nonzero: np.ndarray,
+        quantile_sample: FloatArray,
     ) -> None:
         self._data = data
         self._plan = plan
         self.inputs = inputs
         self._offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         self._nonzero = nonzero
+        self._quantile_sample = quantile_sample
+
+    def basis_inputs(self) -> TreatmentData:
+        # the private design at the rows the adaptive sieve's quantiles read
+        return dataclasses.replace(self.inputs, U_priv=self._quantile_sample)
 
     def _tasks(self, folds: IntArray, func: Any) -> list[Any]:
         import dask
@@ -254,6 +313,66 @@ class DaskRows(RowSource):
         import dask
 
         return _concat(dask.compute(*self._tasks(folds, func)))
+
+    reduces = True
+
+    def reduce_rows(
+        self,
+        folds: IntArray,
+        func: PartitionFn[tuple[Any, ...]],
+        reducer: Callable[..., ScoreMoments],
+        extras: Sequence[Any],
+    ) -> tuple[ScoreMoments, tuple[Any, ...]]:
+        """Run ``func`` on every partition and reduce its row arrays there.
+
+        ``reducer(rows, inputs, *extras)`` gets the partition's slices of the row-aligned
+        arrays ``extras`` (None stays None); the statistics and the totals are added up
+        in a tree. No row-level array reaches the client.
+        """
+        import dask
+
+        parts = self._data.to_delayed()
+        off = self._offsets
+        plan, shared, red = dask.delayed(self._plan), dask.delayed(func), dask.delayed(reducer)
+        tasks = []
+        for i, p in enumerate(parts):
+            sl = slice(int(off[i]), int(off[i + 1]))
+            ex = [None if e is None else e[sl] for e in extras]
+            tasks.append(
+                dask.delayed(_reduce_task)(p, plan, folds[sl], shared, int(off[i]), red, ex)
+            )
+        (out,) = dask.compute(_tree_sum(tasks, _add_reduced))
+        return out
+
+    def lazy_influence(
+        self,
+        folds: IntArray,
+        func: PartitionFn[tuple[Any, ...]],
+        kind: str,
+        m: FloatArray,
+        C: FloatArray,
+        c0: FloatArray | None,
+    ) -> LazyInfluence:
+        r"""Influence values :math:`C'\omega_i(s_i - m)` as a lazy Dask array (on request)."""
+        data, plan, offsets = self._data, self._plan, self._offsets
+
+        def make() -> Any:
+            import dask
+            import dask.array as da
+
+            parts = data.to_delayed()
+            shared_plan, shared = dask.delayed(plan), dask.delayed(func)
+            blocks = []
+            for i, p in enumerate(parts):
+                a, b = int(offsets[i]), int(offsets[i + 1])
+                task = dask.delayed(_influence_task)(
+                    p, shared_plan, folds[a:b], shared, a, kind, m, C,
+                    None if c0 is None else c0[a:b],
+                )  # fmt: skip
+                blocks.append(da.from_delayed(task, shape=(b - a, C.shape[1]), dtype=float))
+            return da.concatenate(blocks, axis=0)
+
+        return LazyInfluence(int(offsets[-1]), C.shape[1], make)
 
     def warn_empty_columns(self, owner: str) -> None:
         # one-row stand-ins whose columns are nonzero exactly where the data's are
@@ -313,16 +432,19 @@ def dask_treatment_data(
 ) -> tuple[TreatmentData, DaskRows]:
     """Validate a Dask frame as :func:`~privinfer.models._inputs.treatment_data` does.
 
-    One pass gathers the public columns the model uses, validated by the pandas code
-    (:func:`~privinfer.models._inputs.public_treatment_data`); a second checks the private
-    columns partition by partition and records which covariate columns are nonzero. The
-    returned inputs hold the public vectors; their ``U_priv`` has no rows.
+    One pass gathers the public columns the model uses (and the partitions' lengths),
+    validated by the pandas code (:func:`~privinfer.models._inputs.public_treatment_data`);
+    a second checks the private columns partition by partition, records which covariate
+    columns are nonzero and gathers the private design at the rows whose deconvolved
+    quantiles place the adaptive sieve's knots (:func:`~privinfer.nuisance.sieve.quantile_rows`,
+    at most 200,000 rows), so that the sieve is the one pandas builds. The returned inputs
+    hold the public vectors; their ``U_priv`` has no rows.
 
     Raises
     ------
     UnsupportedBackendError
         An option that needs all private rows at once (kernel outcome, propensity Riesz
-        route, the adaptive sieve whose knots come from the released rows).
+        route).
     MechanismMismatchError, DataMismatchError, MissingValueError, ClusterError, WeightsError
         As with pandas input.
     """
@@ -331,15 +453,13 @@ def dask_treatment_data(
     unsupported = {
         "outcome_model='kernel'": options.outcome_model == "kernel",
         "riesz='propensity'": options.riesz == "propensity",
-        "the adaptive sieve (degree=None or 'cv')": options.degree is None
-        or options.degree == "cv",
     }
     bad = [k for k, v in unsupported.items() if v]
     if bad:
         raise UnsupportedBackendError(
             f"{owner}: {', '.join(bad)} is not available on Dask input (it needs every private "
-            "row at once); pass an integer degree (its ridges are still chosen by private "
-            "CV from per-fold sums) or compute() to pandas."
+            "row at once); use the default series nuisances (the adaptive sieve or an integer "
+            "degree, chosen by private CV from per-fold sums) or compute() to pandas."
         )
     columns = [str(c) for c in data.columns]
     missing = [c for c in mechanism.private_columns if c not in columns]
@@ -357,7 +477,13 @@ def dask_treatment_data(
     if isinstance(options.weights, str):
         wanted.append(options.weights)
     keep = [c for c in dict.fromkeys(wanted) if c in columns and c not in mechanism.private_columns]
-    public, head = dask.compute(data[keep], data.head(1000, npartitions=-1, compute=False))
+    pub_frame = data[keep]
+    # the first rows from the first partition (all partitions only if it has too few)
+    first = data.partitions[0].map_partitions(pd.DataFrame.head, 1000)
+    public, head, lengths = dask.compute(pub_frame, first, pub_frame.map_partitions(len))
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if len(head) < min(1000, int(lengths.sum())):
+        head = data.head(1000, npartitions=-1)
     if len(public) == 0:
         raise DataMismatchError(f"{owner}: the data frame is empty.")
     mechanism.check_data(head, owner, verify=False)
@@ -386,9 +512,13 @@ def dask_treatment_data(
         owner=owner,
     )
     parts = data.to_delayed()
-    lengths, flags = dask.compute(
-        [dask.delayed(len)(p) for p in parts],
-        [dask.delayed(_validate_partition)(p, plan) for p in parts],
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    wanted_rows = quantile_rows(int(offsets[-1]))
+    cuts = np.searchsorted(wanted_rows, offsets)
+    local = [wanted_rows[cuts[i] : cuts[i + 1]] - offsets[i] for i in range(len(parts))]
+    (checked,) = dask.compute(
+        [dask.delayed(_validate_partition)(p, plan, r) for p, r in zip(parts, local, strict=True)]
     )
-    nonzero = np.any(np.vstack(flags), axis=0)
-    return inputs, DaskRows(data, plan, inputs, np.asarray(lengths, dtype=np.int64), nonzero)
+    nonzero = np.any(np.vstack([c[0] for c in checked]), axis=0)
+    sample = np.vstack([c[1] for c in checked])
+    return inputs, DaskRows(data, plan, inputs, lengths, nonzero, sample)

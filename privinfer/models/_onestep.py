@@ -44,7 +44,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from privinfer._frames import as_pandas, frame_from_arrays
-from privinfer._threads import small_matrix_blas
+from privinfer._threads import blas_threads, small_matrix_blas
 from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
 from privinfer._validation import spawn_generators
 from privinfer.exceptions import (
@@ -104,6 +104,7 @@ from privinfer.models._nuisances import (
     series_outcome,
     series_riesz,
 )
+from privinfer.models._reduce import ComponentReducer, LazyInfluence, cluster_dims
 from privinfer.models._splitfit import (
     FoldNuisances,
     FoldScores,
@@ -167,6 +168,8 @@ class TreatmentModel:
     #: public weights c_k(v) (n x L) and offsets c0(v) of a user functional; None otherwise
     C: FloatArray | None = None
     c0: FloatArray | None = None
+    #: score components whose weighted means give the estimates (see models._reduce)
+    _components = "pom"
 
     @with_options_signature
     def __init__(
@@ -365,6 +368,14 @@ class TreatmentModel:
         """Estimates, influence values and the contrast of arm means they are (or None)."""
         raise NotImplementedError
 
+    def _from_means(self, m: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        """Estimates from the means of the score components.
+
+        Also the contrast ``C`` of their influence values ``C' w (s - m)`` and the
+        contrast of arm means that they are (or None).
+        """
+        raise NotImplementedError
+
     def _reference_errors(
         self,
         terms: tuple[ReferenceTerms, ...],
@@ -423,26 +434,28 @@ class TreatmentModel:
         streams = spawn_generators(random_state, o.n_rep + 1)
         boot = self._bootstrap_on()
         size = o.reference_size
-        while True:
-            saved = copy.deepcopy(streams)
-            # only the fit that is returned speaks: warnings of a fit that is repeated
-            # (larger reference, or the bootstrap run) are dropped
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                res = self._fit_with_reference(size, streams, given, progress)
-            share = reference_share(res)
-            if (
-                share <= _REF_TARGET_SHARE
-                or x.y.size > _REF_REFIT_ROWS
-                or 4 * size > _REF_MAX_POINTS
-            ):
-                break
-            size *= 4  # cheap here: more reference points, same splits
-        if boot:  # the same fit (same streams) once more, now with its bootstrap
-            res = self._fit_with_reference(size, saved, given, progress, bootstrap=True)
-        else:
-            for w in caught:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        # small dense products: one BLAS thread is fastest (see privinfer._threads)
+        with blas_threads():
+            while True:
+                saved = copy.deepcopy(streams)
+                # only the fit that is returned speaks: warnings of a fit that is repeated
+                # (larger reference, or the bootstrap run) are dropped
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    res = self._fit_with_reference(size, streams, given, progress)
+                share = reference_share(res)
+                if (
+                    share <= _REF_TARGET_SHARE
+                    or x.y.size > _REF_REFIT_ROWS
+                    or 4 * size > _REF_MAX_POINTS
+                ):
+                    break
+                size *= 4  # cheap here: more reference points, same splits
+            if boot:  # the same fit (same streams) once more, now with its bootstrap
+                res = self._fit_with_reference(size, saved, given, progress, bootstrap=True)
+            else:
+                for w in caught:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         if share > _REF_WARN_SHARE:
             warnings.warn(
                 f"{owner}: the reference (quasi-Monte Carlo) error is {100 * share:.0f}% of the "
@@ -467,7 +480,7 @@ class TreatmentModel:
         design = reference_design(self.mechanism, x.spec, size, streams[0])
         basis = choose_basis(
             o.degree,
-            x,
+            self._rows.basis_inputs(),
             design,
             self.mechanism.alpha,
             lambda: draw_split(x.d, x.first_clusters, o.n_folds, streams[0]),
@@ -496,7 +509,8 @@ class TreatmentModel:
         names = self._param_names()
         est = np.array([r.est for r in reps])
         phis = [r.phi for r in reps]
-        ses = np.array([np.sqrt(np.diag(influence_cov(p, x.clusters))) for p in phis])
+        covs = [influence_cov(r.phi, x.clusters) if r.cov is None else r.cov for r in reps]
+        ses = np.array([np.sqrt(np.diag(c)) for c in covs])
         ses_if = ses.copy()
         boots = [r.boot_se for r in reps]
         if all(b is not None for b in boots):
@@ -505,7 +519,13 @@ class TreatmentModel:
         # influence values of the split closest to the median, rescaled to the aggregated SE
         pick = int(np.argmin(np.abs(est - params).sum(axis=1)))
         base = ses_if[pick]
-        phi = phis[pick] * np.where(base > 0, se / np.where(base > 0, base, 1), 1.0)
+        factor = np.where(base > 0, se / np.where(base > 0, base, 1), 1.0)
+        phi = phis[pick] * factor
+        cov_override = None
+        if reps[pick].cov is not None:  # reduced on Dask: the influence values are lazy
+            cov_override = pd.DataFrame(
+                factor[:, None] * covs[pick] * factor[None, :], index=names, columns=names
+            )
         alpha = self.mechanism.alpha
         facts: tuple[tuple[str, str], ...] = (
             ("Cross-fit folds:", str(o.n_folds)),
@@ -533,6 +553,7 @@ class TreatmentModel:
             clusters=x.clusters,
             fingerprint=x.fingerprint,
             bias_bound=self._bias_bound(reps, names, se),
+            cov_override=cov_override,
         )
         return PrivateResults(record)
 
@@ -682,17 +703,26 @@ class TreatmentModel:
 
         held_out = HeldOutPass(basis, tuple(nuisances), C, self.mechanism.alpha, self._odds)
         # pass 2: the transformed scores of every held-out row
-        (pom_phi, att_phi), (risk_sum, riesz2_sum, n_clipped) = self._rows.map_rows(folds, held_out)
-        # sampling weights (mean one) multiply the transformed scores row by row:
-        # Q_X^{-1}[w s] = w Q_X^{-1}[s] for public w
-        wt = np.ones(n) if x.w is None else x.w
-        est, phi, contrast = self._combine(pom_phi, att_phi, wt)
+        cov = None
+        if self._rows.reduces:
+            # Dask: the scores are reduced where they are computed (see models._reduce)
+            est, phi, cov, contrast, totals = self._reduce_scores(folds, held_out)
+            risk_sum, riesz2_sum, n_clipped = totals
+        else:
+            (pom_phi, att_phi), (risk_sum, riesz2_sum, n_clipped) = self._rows.map_rows(
+                folds, held_out
+            )
+            # sampling weights (mean one) multiply the transformed scores row by row:
+            # Q_X^{-1}[w s] = w Q_X^{-1}[s] for public w
+            est, phi, contrast = self._combine(pom_phi, att_phi, np.ones(n) if x.w is None else x.w)
         assert phi.shape[1] == len(self._param_names())  # internal invariant, not user input
         moves = fits.regularisation_shift(per_fold=True)  # (F, L + 1), sums to the shift
         if contrast is not None:
             per_fold = moves[:, :L] @ contrast
         else:  # the ATT: numerator over the treated share
-            per_fold = moves[:, L:] / (float(wt @ (x.d == 1)) / n)
+            treated = x.d == 1
+            n1 = float(np.count_nonzero(treated)) if x.w is None else float(x.w @ treated)
+            per_fold = moves[:, L:] / (n1 / n)
         shift = per_fold.sum(axis=0)
         shift_se = fold_spread_se(per_fold, st.cnt.sum(axis=1))
         boot_se = None
@@ -702,6 +732,7 @@ class TreatmentModel:
         return SplitFit(
             est=est,
             phi=phi,
+            cov=cov,
             repairs=tuple(repairs),
             n_clipped=n_clipped,
             r2=1.0 - float(risk_sum / n) / y_var if y_var > 0 else float("nan"),
@@ -717,6 +748,22 @@ class TreatmentModel:
             indefinite=indefinite(fits, x.levels),
             boot_se=boot_se,
         )
+
+    def _reduce_scores(
+        self, folds: IntArray, held_out: HeldOutPass
+    ) -> tuple[FloatArray, LazyInfluence, FloatArray, FloatArray | None, tuple[Any, ...]]:
+        """The held-out pass reduced partition by partition (Dask input).
+
+        Returns the estimates, their lazy influence values, their covariance (clustered
+        as the model asks), the contrast of arm means and the diagnostics' totals.
+        """
+        x = self.inputs
+        dims = cluster_dims(x.clusters)
+        reducer = ComponentReducer(self._components, tuple(int(c.max()) + 1 for c in dims))
+        mom, totals = self._rows.reduce_rows(folds, held_out, reducer, [self.c0, *dims])
+        est, C, contrast = self._from_means(mom.mean)
+        phi = self._rows.lazy_influence(folds, held_out, self._components, mom.mean, C, self.c0)
+        return est, phi, mom.covariance(C), contrast, totals
 
     def _bootstrap_on(self) -> bool:
         """Whether the standard error includes the fold-block bootstrap (option ``variance``)."""

@@ -74,7 +74,7 @@ class SplitFit:
     """One cross-fitting split: estimates, influence values and what the diagnostics need."""
 
     est: FloatArray
-    phi: FloatArray
+    phi: Any
     repairs: tuple[GramRepair, ...]
     n_clipped: int
     r2: float
@@ -95,6 +95,9 @@ class SplitFit:
     shift_se: FloatArray | None = None
     #: fold-block bootstrap standard errors of ``est`` (None: not computed)
     boot_se: FloatArray | None = None
+    #: covariance of ``est`` when the scores were reduced without row-level influence
+    #: values (Dask input; ``phi`` is then lazy), else None
+    cov: FloatArray | None = None
 
 
 @dataclass(frozen=True)

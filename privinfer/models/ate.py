@@ -180,6 +180,11 @@ class PrivateATE(TreatmentModel):
         est, phi = mean_estimate(pom_phi, wt, contrast)
         return est, phi, contrast
 
+    def _from_means(self, m: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        """Estimates from the arm means; their influence contrast; the contrast of means."""
+        contrast = ate_contrast(self.inputs.n_levels)
+        return m @ contrast, contrast, contrast
+
 
 class PrivatePOM(TreatmentModel):
     r"""Potential-outcome means :math:`E[Y(d)]` for every treatment level.
@@ -212,3 +217,8 @@ class PrivatePOM(TreatmentModel):
         """The potential-outcome means themselves."""
         est, phi = mean_estimate(pom_phi, wt, None)
         return est, phi, np.eye(self.inputs.n_levels)
+
+    def _from_means(self, m: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        """The arm means themselves."""
+        eye = np.eye(self.inputs.n_levels)
+        return m.copy(), eye, eye

@@ -47,6 +47,7 @@ class PrivateATT(TreatmentModel):
     """
 
     _name = "PrivateATT"
+    _components = "att"
     _binary_reason = "the ATT"
     _odds = True
 
@@ -59,6 +60,11 @@ class PrivateATT(TreatmentModel):
         """The ATT numerator score over the (weighted) share of treated rows."""
         est, phi = att_estimate(att_phi, self.inputs.d, wt)
         return est, phi, None
+
+    def _from_means(self, m: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        r"""From the means :math:`(	au p_1, p_1)` of the numerator score and the treated."""
+        tau, p1 = m[0] / m[1], m[1]
+        return np.array([tau]), np.array([[1.0 / p1], [-tau / p1]]), None
 
     def _reference_errors(
         self,

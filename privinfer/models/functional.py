@@ -100,6 +100,7 @@ class PrivateFunctional(TreatmentModel):
     """
 
     _name = "PrivateFunctional"
+    _components = "functional"
 
     def __init__(
         self,
@@ -138,6 +139,10 @@ class PrivateFunctional(TreatmentModel):
         assert self.c0 is not None  # internal invariant: set by __init__
         est, phi = functional_estimate(pom_phi, self.c0, wt)
         return est, phi, np.ones((self.inputs.n_levels, 1))
+
+    def _from_means(self, m: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        """The mean total score itself."""
+        return m.copy(), np.ones((1, 1)), np.ones((self.inputs.n_levels, 1))
 
 
 def _affine_coefficients(

@@ -8,6 +8,7 @@ inversion engine needs (the inversion identity).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -154,17 +155,24 @@ class PolynomialBasis:
         Row ``j`` lists the columns multiplied in basis function ``j``; the pad value
         ``-1`` points at an appended column of ones.
         """
-        k = self.n_private
-        width = max(1, self.degree)
-        idx = np.full((self.n_basis, width), -1, dtype=np.int64)
-        for j, mono in enumerate(self.monomials):
-            cols = [c for c in mono if c < k] if private else [c - k for c in mono if c >= k]
-            idx[j, : len(cols)] = cols
-        return idx
+        return _factor_index(self.monomials, self.n_private, max(1, self.degree), private)
 
     def private_only(self, private: FloatArray) -> FloatArray:
         """Private factors alone (for reference points)."""
         return self.split(private, None)[1]
+
+
+@functools.lru_cache(maxsize=64)
+def _factor_index(
+    monomials: tuple[tuple[int, ...], ...], k: int, width: int, private: bool
+) -> np.ndarray:
+    """:meth:`PolynomialBasis._index`, computed once per basis (read-only)."""
+    idx = np.full((len(monomials), width), -1, dtype=np.int64)
+    for j, mono in enumerate(monomials):
+        cols = [c for c in mono if c < k] if private else [c - k for c in mono if c >= k]
+        idx[j, : len(cols)] = cols
+    idx.flags.writeable = False
+    return idx
 
 
 def _monomials(z: FloatArray, index: np.ndarray) -> FloatArray:

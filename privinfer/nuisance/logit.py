@@ -84,6 +84,7 @@ def _logit_moments(
     grid_size: int,
     span: tuple[float, float, bool] | None = None,
     weights: FloatArray | None = None,
+    Psi: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray | None, FloatArray | None, float]:
     r"""Mean private logistic moment, its Jacobian and (optionally) the private rows.
 
@@ -104,7 +105,8 @@ def _logit_moments(
             return v
         return v * weights.reshape(-1, *([1] * (v.ndim - 1)))
 
-    Psi = np.column_stack([W, private])
+    if Psi is None:  # (1, public, private), passed in by a caller that evaluates many g
+        Psi = np.column_stack([W, private])
     kw = W.shape[1]
     kx = private.shape[1]
     t = W @ g[:kw]
@@ -112,7 +114,7 @@ def _logit_moments(
     p = expit(eta)
     raw_rows = Psi * (d - p)[:, None] if with_rows else None
     raw = Psi.T @ _w(d - p) / n
-    jac_raw = -(Psi * _w(_dexpit(eta))[:, None]).T @ Psi / n if with_jac else None
+    jac_raw = -(Psi * _w(p * (1.0 - p))[:, None]).T @ Psi / n if with_jac else None
     if alpha == 1.0:
         return raw, jac_raw, None if raw_rows is None else _w(raw_rows), 0.0
     x_ref_1 = np.column_stack([np.ones(private_ref.shape[0]), private_ref])
@@ -134,15 +136,21 @@ def _logit_moments(
     if with_jac:
         iu = np.triu_indices(kx + 1)
         xx_ref = (x_ref_1[:, :, None] * x_ref_1[:, None, :])[:, iu[0], iu[1]]
+        # S(t) = E_Qbar[(1, x)(1, x)' dexpit(t + eta)] (upper triangle) at the distinct t
+        # only: the rows need its first row (the public blocks), the private block only
+        # its (weighted) mean over rows (no n x K^2 array)
+        tu, inv = np.unique(t, return_inverse=True)
+        cnt = np.bincount(inv, weights=weights, minlength=tu.size)
         S, e2 = index_expectation(
-            t, eta_ref, xx_ref, ref_weights, _dexpit, grid_size=grid_size, span=span
+            tu, eta_ref, xx_ref, ref_weights, _dexpit, grid_size=grid_size, span=span
         )
-        full = np.zeros((n, kx + 1, kx + 1))
-        full[:, iu[0], iu[1]] = S
-        full[:, iu[1], iu[0]] = S
-        b11 = (W * _w(full[:, 0, 0])[:, None]).T @ W / n
-        b12 = W.T @ _w(full[:, 0, 1:]) / n
-        b22 = _w(full[:, 1:, 1:]).mean(axis=0)
+        first = S[inv, : kx + 1]  # the entries (0, 0), (0, 1), ..., (0, kx)
+        mean_S = np.zeros((kx + 1, kx + 1))
+        mean_S[iu[0], iu[1]] = cnt @ S / n
+        mean_S[iu[1], iu[0]] = mean_S[iu[0], iu[1]]
+        b11 = (W * _w(first[:, 0])[:, None]).T @ W / n
+        b12 = W.T @ _w(first[:, 1:]) / n
+        b22 = mean_S[1:, 1:]
         ref_jac = -np.block([[b11, b12], [b12.T, b22]])
         jac = invert(jac_raw, ref_jac, alpha)
     return m, jac, rows, max(e1, e2)
@@ -263,6 +271,7 @@ def fit_private_logit(
     private = (private - priv_c) / priv_s
     private_ref = (private_ref - priv_c) / priv_s
     W = np.column_stack([np.ones(d.size), public])
+    Psi = np.column_stack([W, private])  # one design for every Newton step
 
     def moment(g: FloatArray, with_jac: bool) -> tuple[FloatArray, FloatArray | None, float]:
         m, jac, _, err = _logit_moments(
@@ -277,6 +286,7 @@ def fit_private_logit(
             with_rows=False,
             grid_size=grid_size,
             weights=weights,
+            Psi=Psi,
         )
         return m, jac, err
 

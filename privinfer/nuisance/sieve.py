@@ -42,7 +42,7 @@ from privinfer._typing import FloatArray, IntArray
 from privinfer._validation import check_int
 from privinfer.exceptions import DataMismatchError
 
-__all__ = ["SieveBasis", "deconvolved_moments", "deconvolved_quantiles"]
+__all__ = ["SieveBasis", "deconvolved_moments", "deconvolved_quantiles", "quantile_rows"]
 
 #: Largest ladder level (linear, square, cube, then 1, 3, 7 and 15 knots).
 MAX_LEVEL = 7
@@ -61,6 +61,22 @@ _KNOT_PROBS = {
 _MAP_PROBS = np.r_[0.005, np.arange(1, 64) / 64, 0.995]
 #: Rows used for deconvolved quantiles (a deterministic stride beyond this).
 _QUANTILE_ROWS = 100_000
+
+
+def quantile_rows(n: int) -> IntArray:
+    """Positions of the released rows that :func:`deconvolved_quantiles` reads out of ``n``.
+
+    Every row up to ``_QUANTILE_ROWS`` rows, else a deterministic stride. Passing only
+    these rows (in order) gives the same quantiles as passing all ``n``: a data source
+    that is not in memory (Dask partitions) gathers just them.
+
+    Examples
+    --------
+    >>> quantile_rows(5).tolist(), quantile_rows(250_000)[:3].tolist()
+    ([0, 1, 2, 3, 4], [0, 2, 4])
+    """
+    step = n // _QUANTILE_ROWS if n > _QUANTILE_ROWS else 1
+    return np.arange(0, n, step, dtype=np.int64)
 
 
 def deconvolved_quantiles(
@@ -364,32 +380,49 @@ class SieveBasis:
         inter = any(lv < 0 for lv in self.level)
         return f"spline ladder <= {self.max_level}{' + interactions' if inter else ''}"
 
-    def _atom_values(self, u: FloatArray, private: bool) -> FloatArray:
-        k = self.n_private
-        sel = [i for i, a in enumerate(self.atoms) if (a[0] < k) == private]
-        out = np.ones((u.shape[0], len(self.atoms) + 1))
-        if not sel:
-            return out
-        cols = np.array([self.atoms[i][0] for i in sel]) - (0 if private else k)
-        off = 0 if private else k
-        v = {}
-        for c in np.unique(cols):
-            mp = self.maps[c + off]
-            v[c] = u[:, c] if mp is None else np.interp(u[:, c], mp[0], mp[1])
-        for i, c in zip(sel, cols, strict=True):
-            _, kind, centre, width = self.atoms[i]
-            out[:, i] = _atom(v[c], kind, centre, width, self.maps[c + off] is None)
-        return out
+    def _atom_values(self, u: FloatArray, private: bool) -> tuple[FloatArray, dict[int, int]]:
+        """Values of the atoms that the basis uses on one side, one row per atom.
+
+        Returns the array (atoms x rows, a last row of ones) and the row of each atom.
+        Only atoms that some basis function multiplies are evaluated (a restricted
+        ladder keeps the atoms of the levels it dropped), and the bumps of one column
+        and level are evaluated together.
+        """
+        k, off = self.n_private, (0 if private else self.n_private)
+        used = sorted({a for f in self.functions for a in f if (self.atoms[a][0] < k) == private})
+        row_of = {a: r for r, a in enumerate(used)}
+        out = np.empty((len(used) + 1, u.shape[0]))
+        out[-1] = 1.0
+        by_col: dict[int, list[int]] = {}
+        for a in used:
+            by_col.setdefault(self.atoms[a][0], []).append(a)
+        for col, atoms in by_col.items():
+            mp = self.maps[col]
+            x = u[:, col - off]
+            v = x if mp is None else np.interp(x, mp[0], mp[1])
+            bumps: dict[float, list[int]] = {}
+            for a in atoms:
+                _, kind, centre, width = self.atoms[a]
+                if kind == "bump" and mp is not None:
+                    bumps.setdefault(width, []).append(a)
+                else:
+                    out[row_of[a]] = _atom(v, kind, centre, width, mp is None)
+            for width, group in bumps.items():
+                centres = np.array([self.atoms[a][2] for a in group])
+                vals = _cardinal_cubic((v[None, :] - centres[:, None]) / width)
+                out[[row_of[a] for a in group]] = vals / np.sqrt(width * _B2 / 2)
+        return out, row_of
 
     def _factor(self, u: FloatArray, private: bool) -> FloatArray:
-        T = self._atom_values(u, private)
+        T, row_of = self._atom_values(u, private)
         k = self.n_private
-        n_at = len(self.atoms)
-        idx = np.full((self.n_basis, 2), n_at, dtype=np.int64)  # n_at: the column of ones
+        ones = T.shape[0] - 1
+        idx = np.full((self.n_basis, 2), ones, dtype=np.int64)
         for j, f in enumerate(self.functions):
-            mine = [a for a in f if (self.atoms[a][0] < k) == private]
+            mine = [row_of[a] for a in f if (self.atoms[a][0] < k) == private]
             idx[j, : len(mine)] = mine
-        return T[:, idx[:, 0]] * T[:, idx[:, 1]]
+        # rows of the row-contiguous atom array; the transpose is a column-major (n, J) view
+        return (T[idx[:, 0]] * T[idx[:, 1]]).T
 
     def split(
         self, private: FloatArray, public: FloatArray | None
