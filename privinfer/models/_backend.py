@@ -50,7 +50,14 @@ from privinfer.models._reduce import LazyInfluence, ScoreMoments, score_componen
 from privinfer.models._suffstats import FoldStats, add_stats
 from privinfer.nuisance.sieve import quantile_rows
 
-__all__ = ["DaskRows", "PandasRows", "RowSource", "dask_treatment_data", "is_dask_frame"]
+__all__ = [
+    "DaskRows",
+    "PandasRows",
+    "RowSource",
+    "check_dask_columns",
+    "dask_treatment_data",
+    "is_dask_frame",
+]
 
 T = TypeVar("T")
 #: A pass over one partition: (its inputs, its fold labels, its first row's position).
@@ -419,6 +426,24 @@ def _spec_frame(head: pd.DataFrame, public: pd.DataFrame, mech: AlphaIdentity) -
     return cast_private_categoricals(frame, mech)
 
 
+def check_dask_columns(data: Any, mechanism: AlphaIdentity, owner: str) -> list[str]:
+    """The frame's column names; the mechanism's private columns must be among them.
+
+    Checked on the frame's ``_meta`` (columns, dtypes and the release's description), so
+    nothing is computed.
+    """
+    columns = [str(c) for c in data.columns]
+    missing = [c for c in mechanism.private_columns if c not in columns]
+    if missing:
+        raise MechanismMismatchError(
+            f"{owner}: private column(s) {missing!r} of the mechanism are missing from the "
+            f"data (columns present: {columns!r})."
+        )
+    # columns, dtypes and the release's description (carried by the frame's _meta)
+    mechanism.check_data(data._meta, owner)
+    return columns
+
+
 def dask_treatment_data(
     data: Any,
     mechanism: AlphaIdentity,
@@ -461,15 +486,7 @@ def dask_treatment_data(
             "row at once); use the default series nuisances (the adaptive sieve or an integer "
             "degree, chosen by private CV from per-fold sums) or compute() to pandas."
         )
-    columns = [str(c) for c in data.columns]
-    missing = [c for c in mechanism.private_columns if c not in columns]
-    if missing:
-        raise MechanismMismatchError(
-            f"{owner}: private column(s) {missing!r} of the mechanism are missing from the "
-            f"data (columns present: {columns!r})."
-        )
-    # columns, dtypes and the release's description (carried by the frame's _meta)
-    mechanism.check_data(data._meta, owner)
+    columns = check_dask_columns(data, mechanism, owner)
     cl = options.cluster
     cl_names = [cl] if isinstance(cl, str) else list(cl) if isinstance(cl, list) else []
     pub_vars = _public_variables(covariates, columns, mechanism)

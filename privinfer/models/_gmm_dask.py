@@ -39,13 +39,18 @@ from privinfer.covariance import outer_from_sums
 from privinfer.exceptions import (
     ClusterError,
     DataMismatchError,
-    MechanismMismatchError,
     UnsupportedBackendError,
     WeightsError,
 )
 from privinfer.formula import check_public_columns
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
-from privinfer.models._backend import _public_variables, _spec_frame, _tree_sum, is_dask_frame
+from privinfer.models._backend import (
+    _public_variables,
+    _spec_frame,
+    _tree_sum,
+    check_dask_columns,
+    is_dask_frame,
+)
 from privinfer.models._gmm_design import LinearDesign, LinearFormula, LinearSpecs, linear_specs
 from privinfer.models._inputs import weight_values
 
@@ -478,15 +483,7 @@ def dask_linear_design(
     """
     import dask
 
-    columns = [str(c) for c in data.columns]
-    missing = [c for c in mechanism.private_columns if c not in columns]
-    if missing:
-        raise MechanismMismatchError(
-            f"{owner}: private column(s) {missing!r} of the mechanism are missing from the "
-            f"data (columns present: {columns!r})."
-        )
-    # columns, dtypes and the release's description (carried by the frame's _meta)
-    mechanism.check_data(data._meta, owner)
+    columns = check_dask_columns(data, mechanism, owner)
     head = data.head(1000, npartitions=-1)
     if len(head) == 0:
         raise DataMismatchError(f"{owner}: the data frame is empty.")
