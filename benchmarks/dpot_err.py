@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import pathlib
+import sys
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
@@ -45,6 +46,8 @@ import ot
 import pandas as pd
 from sklearn.datasets import load_digits
 
+# this checkout's privinfer ahead of any installed copy
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from privinfer.exceptions import SeedReleaseWarning
 from privinfer.transport import DPOTSource, dpot
 
