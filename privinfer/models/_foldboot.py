@@ -109,15 +109,7 @@ def series_estimates(fits: SeriesFits, st: FoldStats, odds: bool) -> FloatArray:
     + \hat\theta_w'G_{0f}\hat\beta_0)\}/p_1` (NaN without the odds fit).
     """
     L = len(fits.outcome)
-    w = fits.n_rows / fits.n_rows.sum()
-    out = np.zeros(L + 1)
-    for g, ho in enumerate(fits.held_out):
-        for k in range(L):
-            b, t = fits.outcome[k].coefs[g], fits.riesz[k].coefs[g]
-            out[k] += w[g] * (b @ ho.e_phi + t @ ho.c[k] - t @ ho.G[k] @ b)
-        if odds and fits.odds is not None:
-            b, t = fits.outcome[0].coefs[g], fits.odds.coefs[g]
-            out[L] += w[g] * (-b @ ho.e_dphi - t @ ho.c[0] + t @ ho.G[0] @ b)
+    out = fits.fold_values("coefs").sum(axis=0)
     if odds and fits.odds is not None:
         total = float(st.cnt.sum())
         out[L] = (out[L] + float(st.sy[:, L - 1].sum()) / total) / (

@@ -168,29 +168,33 @@ class SeriesFits:
         exists (propensity route). ``per_fold``: the folds' weighted terms, shape
         ``(F, L + 1)``, which sum to the shift.
         """
-        L = len(self.outcome)
-        w = self.n_rows / self.n_rows.sum()
-        terms = np.zeros((len(self.held_out), L + 1))
-        if self.riesz:
-            for g in range(len(self.held_out)):
-                terms[g] = self._fold_shift(g, w[g], L)
+        if not self.riesz:
+            terms = np.zeros((len(self.held_out), len(self.outcome) + 1))
+        else:
+            terms = self.fold_values("coefs") - self.fold_values("loose")
         return terms if per_fold else terms.sum(axis=0)
 
-    def _fold_shift(self, g: int, wg: float, L: int) -> FloatArray:
-        """Fold ``g``'s weighted term of :meth:`regularisation_shift`."""
-        out = np.zeros(L + 1)
-        ho = self.held_out[g]
-        for k in range(L):
-            b1, b2 = self.outcome[k].coefs[g], self.outcome[k].loose[g]
-            t1, t2 = self.riesz[k].coefs[g], self.riesz[k].loose[g]
-            M = ho.e_phi if ho.e_cphi is None else ho.e_cphi[k]
-            G, c = ho.G[k], ho.c[k]
-            out[k] = wg * ((b1 - b2) @ M + (t1 - t2) @ c - t1 @ G @ b1 + t2 @ G @ b2)
-        if self.odds is not None:
-            b1, b2 = self.outcome[0].coefs[g], self.outcome[0].loose[g]
-            t1, t2 = self.odds.coefs[g], self.odds.loose[g]
-            G, c = ho.G[0], ho.c[0]
-            out[L] = wg * (-(b1 - b2) @ ho.e_dphi - (t1 - t2) @ c + t1 @ G @ b1 - t2 @ G @ b2)
+    def fold_values(self, fit: str = "coefs") -> FloatArray:
+        r"""Each held-out fold's weighted bilinear form, shape ``(F, L + 1)``.
+
+        Row ``f``: :math:`w_f\psi_f(\beta_k, \theta_k)` per arm ``k`` and, last, the ATT
+        numerator's :math:`w_f(-\beta_0'E_f[d\varphi] - \theta_w'c_{0f} +
+        \theta_w'G_{0f}\beta_0)` (zero without the odds fit), for the chosen fits
+        (``"coefs"``) or the looser comparison fits (``"loose"``). Needs the Riesz fits.
+        """
+        L = len(self.outcome)
+        w = self.n_rows / self.n_rows.sum()
+        out = np.zeros((len(self.held_out), L + 1))
+        for g, ho in enumerate(self.held_out):
+            for k in range(L):
+                b = getattr(self.outcome[k], fit)[g]
+                t = getattr(self.riesz[k], fit)[g]
+                M = ho.e_phi if ho.e_cphi is None else ho.e_cphi[k]
+                out[g, k] = w[g] * (b @ M + t @ ho.c[k] - t @ ho.G[k] @ b)
+            if self.odds is not None:
+                b = getattr(self.outcome[0], fit)[g]
+                t = getattr(self.odds, fit)[g]
+                out[g, L] = w[g] * (-b @ ho.e_dphi - t @ ho.c[0] + t @ ho.G[0] @ b)
         return out
 
 
