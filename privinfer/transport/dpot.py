@@ -264,6 +264,10 @@ class CostEstimate:
         Noise variances :math:`\tau` relative to the release (1, 4/3, 2, 4), the mean
         in-sample values :math:`\hat g(\tau)` and held-out values :math:`\hat h(\tau)`
         (NaN at :math:`\tau = 1`) that the extrapolation was fitted to.
+    row_noise : float
+        The mean-zero, signal-free term :math:`N` removed from ``estimate`` when the
+        projection has fewer source features than columns (0 otherwise): the published
+        rows' squared norm outside the row space of :math:`M`, less its mean.
 
     See Also
     --------
@@ -301,6 +305,7 @@ class CostEstimate:
     curve_in: FloatArray = field(default_factory=lambda: np.full(1, np.nan))
     curve_out: FloatArray = field(default_factory=lambda: np.full(1, np.nan))
     curve_terms: FloatArray = field(default_factory=lambda: np.zeros((2, 1, 0)))
+    row_noise: float = 0.0
 
     def _with_bracket(self, alpha: float) -> CostEstimate:
         lo, hi = self.conf_int(alpha)
@@ -832,6 +837,28 @@ def _column_terms(plan: FloatArray, Z: FloatArray, W: FloatArray, sigma: float,
                   - sigma**2 * plan.sum())
 
 
+def _row_space_noise(Z: FloatArray, M: FloatArray, sigma: float, a: FloatArray
+                     ) -> tuple[float, FloatArray]:
+    r"""Pure-noise part of the row terms, outside the row space of the projection.
+
+    With :math:`P_\perp` the projector onto the orthogonal complement of the row space
+    of :math:`M` (rank :math:`k < \ell`), :math:`z_i P_\perp = \Delta_i P_\perp` holds no
+    signal, and :math:`N = \sum_i a_i(\lVert z_i P_\perp\rVert^2 - (\ell - k)\sigma^2)` has
+    mean zero. Returns :math:`N` and its column parts
+    :math:`n_l = \ell\sum_i a_i((z_i P_\perp)_l^2 - \sigma^2 (P_\perp)_{ll})` (mean
+    :math:`N`); ``(0, zeros)`` when :math:`k = \ell`. O(n ell k).
+    """
+    ell = M.shape[1]
+    _, sv, vt = np.linalg.svd(M, full_matrices=False)
+    k = int(np.sum(sv > sv[0] * max(M.shape) * np.finfo(float).eps)) if sv.size else 0
+    if k >= ell:
+        return 0.0, np.zeros(ell)
+    Q = vt[:k].T  # (ell, k): orthonormal basis of the row space
+    Z_perp = Z - (Z @ Q) @ Q.T
+    parts = ell * (a @ (Z_perp**2 - sigma**2 * (1.0 - np.sum(Q**2, axis=1))[None, :]))
+    return float(parts.mean()), parts
+
+
 def estimate_transport_cost(
     published: PublishedSource,
     Xt: FloatArray,
@@ -1103,9 +1130,16 @@ def estimate_transport_cost(
             estimate = float(params[0])
             excess = float(hyperbolic_curves(params, np.array([1.0]))[1][0] - estimate)
             kind = "hyperbolic"
+    # remove the pure-noise row term outside the row space of M (n_features < ell): it
+    # enters every curve value, hence the estimate, with coefficient one, has mean zero,
+    # and does not move any plan
+    noise, noise_parts = _row_space_noise(Z, M, sigma, a_arr)
+    estimate -= noise
+    est_terms = est_terms - noise_parts
+    std_error = float(est_terms.std(ddof=1) / np.sqrt(ell))
     return CostEstimate(
         estimate=estimate,
-        std_error=float(est_terms.std(ddof=1) / np.sqrt(ell)),
+        std_error=std_error,
         lower=float("nan"),
         upper=float("nan"),
         level=lev,
@@ -1121,6 +1155,7 @@ def estimate_transport_cost(
         curve_in=curve_in,
         curve_out=curve_out,
         curve_terms=curve_terms,
+        row_noise=noise,
     )._with_bracket(alpha)
 
 
