@@ -18,8 +18,8 @@ gauss2    N(0, I_2) against N((2, 1.5), diag(1.3, 0.8)^2), 60 + 60 points (the c
 blobs5    three Gaussian clusters in 5-D against the same clusters moved and rescaled,
           150 + 150 points; l = 32
 
-and four "holdout" pairs, kept out of the development of the estimate and added at the
-end to check that it does not only fit the four above (l = 32 each):
+and four "holdout" pairs, a check that the estimate does not only fit the four above
+(l = 32 each):
 
 clust2    four tight clusters in 2-D (sd 0.3, corners of a square of side 4) against
           N((1, 1), 1.5^2 I_2), 80 + 80 points
