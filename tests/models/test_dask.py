@@ -70,15 +70,60 @@ def test_dask_equals_pandas_on_fold_column(model, options):
     assert b.summary().as_text() == a.summary().as_text()
 
 
-def test_dask_equals_pandas_with_drawn_folds_and_repeated_splits():
-    """Folds drawn from the fit's stream are the same rows' folds with either backend."""
+def test_dask_drawn_folds_are_the_pandas_fits_on_those_folds():
+    """Dask draws folds per partition: each repeated split is the pandas fit on its folds.
+
+    Oracle: the folds that the Dask fit draws for split r (child stream r + 1 of the
+    fit's random state, as the fit spawns them) given to a pandas fit as labels.
+    """
+    from privinfer._validation import spawn_generators
+
     rel, mech = _released()
-    opts = {"n_rep": 3, "weights": "w"}
-    a = pi.PrivateATE.from_formula("y ~ d | x + C(g)", rel, mechanism=mech, degree=2, **opts).fit(5)
+    opts = {"n_rep": 3, "weights": "w", "variance": "influence"}
     ddf = dd.from_pandas(rel, npartitions=4)
-    b = pi.PrivateATE.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech, degree=2, **opts).fit(5)
+    model = pi.PrivateATE.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech, degree=2, **opts)
+    b = model.fit(5)
+    streams = spawn_generators(5, 4)
+    reps = []
+    for r in range(3):
+        labels = model._rows.fold_array(model._rows.draw_split(5, streams[r + 1]))
+        # stratified by treatment over the whole frame: every fold within one row per arm
+        # and partition of its share
+        for k in range(2):
+            counts = np.bincount(labels[rel["d"].to_numpy() == k], minlength=5)
+            assert counts.max() - counts.min() <= 1
+        one = {**opts, "n_rep": 1}
+        a = pi.PrivateATE.from_formula("y ~ d | x + C(g)", rel, mechanism=mech, degree=2, **one)
+        reps.append(a.fit(5, folds=labels).params.iloc[0])
+    np.testing.assert_allclose(b.rep_params.iloc[:, 0], reps, rtol=0, atol=TOL)
+    np.testing.assert_allclose(b.params.iloc[0], np.median(reps), rtol=0, atol=TOL)
+    # reproducible from the random state, and another state draws other folds
+    np.testing.assert_array_equal(model.fit(5).rep_params, b.rep_params)
+    assert not np.allclose(model.fit(6).rep_params, b.rep_params)
+
+
+def test_dask_clustered_drawn_folds_equal_pandas():
+    """Whole clusters are dealt to folds from per-cluster counts: the pandas folds exactly."""
+    rel, mech = _released()
+    a = pi.PrivateATT.from_formula("y ~ d | x + C(g)", rel, mechanism=mech, degree=2,
+                                   cluster="cl").fit(3)  # fmt: skip
+    ddf = dd.from_pandas(rel, npartitions=5)
+    b = pi.PrivateATT.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech, degree=2,
+                                   cluster="cl").fit(3)  # fmt: skip
     _assert_same(a, b)
-    np.testing.assert_allclose(b.rep_params, a.rep_params, rtol=0, atol=TOL)
+
+
+def test_dask_two_way_clusters_equal_pandas():
+    rel, mech = _released()
+    rel["cl2"] = rel["cl"] % 7 + 10 * (rel["h"] == "u")
+    opts = {"cluster": ["cl", "cl2"], "weights": "w"}
+    a = pi.PrivateATE.from_formula("y ~ d | x", rel, mechanism=mech, degree=2, **opts)
+    ddf = dd.from_pandas(rel, npartitions=4)
+    b = pi.PrivateATE.from_formula("y ~ d | x", ddf, mechanism=mech, degree=2, **opts)
+    ra, rb = a.fit(0, folds="f"), b.fit(0, folds="f")
+    _assert_same(ra, rb)
+    np.testing.assert_array_equal(np.asarray(rb.clusters), ra.clusters)
+    assert rb.summary().as_text() == ra.summary().as_text()
 
 
 def test_fold_column_equals_fold_array_pandas():
@@ -218,9 +263,12 @@ def test_public_categorical_and_bool_covariates_split_across_partitions():
     )  # fmt: skip
     mech = pi.AlphaIdentity(0.8, {"x": pi.reference.Uniform(-1, 1)})
     rel = mech.privatize(raw, public=["d", "y", "h", "b"], random_state=1).sort_values("h")
+    rel["f"] = np.arange(n) % 5  # the same folds for both backends
     ddf = dd.from_pandas(rel, npartitions=5, sort=False)  # most partitions: one level of h
-    a = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", rel, degree=2).fit(0)
-    b = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", ddf, mechanism=mech, degree=2).fit(0)
+    a = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", rel, degree=2).fit(0, folds="f")
+    b = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", ddf, mechanism=mech, degree=2).fit(
+        0, folds="f"
+    )
     _assert_same(a, b)
 
 
