@@ -355,3 +355,104 @@ def test_dask_results_combine_like_pandas():
     da_, db_ = a[["E[Y(1)]"]] - a[["E[Y(0)]"]], b[["E[Y(1)]"]] - b[["E[Y(0)]"]]
     np.testing.assert_allclose(db_.params, da_.params, rtol=0, atol=TOL)
     np.testing.assert_allclose(db_.bse, da_.bse, rtol=0, atol=TOL)
+
+
+def _last_partition_bad(rel: pd.DataFrame, column: str, value) -> pd.DataFrame:
+    bad = rel.copy()
+    if isinstance(bad[column].dtype, pd.CategoricalDtype):
+        bad[column] = bad[column].cat.add_categories([value])
+    elif value is np.nan and bad[column].dtype.kind in "iu":
+        bad[column] = bad[column].astype(float)
+    bad.loc[bad.index[-1], column] = value
+    return bad
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "options", "error"),
+    [
+        ("y", np.nan, {}, pi.exceptions.MissingValueError),
+        ("y", np.inf, {}, pi.exceptions.MissingValueError),
+        ("x", 5.0, {}, pi.exceptions.OutOfSupportError),
+        ("g", "zz", {}, pi.exceptions.UnknownCategoryError),
+        ("w", -1.0, {"weights": "w"}, pi.exceptions.WeightsError),
+        ("w", np.nan, {"weights": "w"}, pi.exceptions.MissingValueError),
+        ("cl", np.nan, {"cluster": "cl"}, pi.exceptions.ClusterError),
+        ("h", np.nan, {}, pi.exceptions.MissingValueError),
+    ],
+)
+def test_a_bad_value_in_the_last_partition_only_raises_as_pandas(column, value, options, error):
+    """Every partition is checked, by the pandas checks: the same named error."""
+    rel, mech = _released(n=600)
+    bad = _last_partition_bad(rel, column, value)
+    formula = "y ~ d | x + C(g) + C(h)"
+    with pytest.raises(error):
+        pi.PrivateATE.from_formula(formula, bad, mechanism=mech, degree=2, **options)
+    ddf = dd.from_pandas(bad, npartitions=4)
+    first = ddf.partitions[0].compute()[column].astype(object)  # the bad row is not in it
+    assert (first == rel[column].iloc[: len(first)].astype(object)).all()
+    with pytest.raises(error):
+        pi.PrivateATE.from_formula(formula, ddf, mechanism=mech, degree=2, **options)
+
+
+def test_a_fold_label_missing_from_all_but_the_last_partition_is_checked():
+    rel, mech = _released(n=600)
+    rel["f"] = np.where(np.arange(len(rel)) < 450, rel["f"] % 4, 4)  # label 4: last rows only
+    ddf = dd.from_pandas(rel, npartitions=4)
+    model = pi.PrivateATE.from_formula("y ~ d | x", ddf, mechanism=mech, degree=2)
+    model.fit(0, folds="f")  # every label used: fine
+    rel["f"] = rel["f"].where(rel["f"] < 4, 7)  # an out-of-range label in the last partition
+    ddf = dd.from_pandas(rel, npartitions=4)
+    model = pi.PrivateATE.from_formula("y ~ d | x", ddf, mechanism=mech, degree=2)
+    with pytest.raises(FoldError, match="one label in 0..4"):
+        model.fit(0, folds="f")
+
+
+def test_string_dtype_public_level_absent_from_the_first_rows():
+    """A public string level seen only in the last partition is coded (as pandas codes it)."""
+    rel, mech = _released(n=3000)
+    rel["s"] = pd.array(np.where(np.arange(len(rel)) < 2500, "early", "late"), dtype="string")
+    rel["y"] = rel["y"] + 2.0 * (rel["s"] == "late").to_numpy()
+    formula = "y ~ d | x + C(s)"
+    a = pi.PrivateATE.from_formula(formula, rel, mechanism=mech, degree=2).fit(0, folds="f")
+    ddf = dd.from_pandas(rel, npartitions=4)
+    assert str(ddf._meta["s"].dtype) == "string"
+    assert "late" not in set(ddf.partitions[0].compute()["s"])
+    b = pi.PrivateATE.from_formula(formula, ddf, mechanism=mech, degree=2).fit(0, folds="f")
+    _assert_same(a, b)
+
+
+def test_nothing_of_the_data_size_stays_on_the_client():
+    """The model and its fit keep no array with a row per released row (nor n x anything)."""
+    rel, mech = _released(n=3000)
+    ddf = dd.from_pandas(rel, npartitions=6)
+    model = pi.PrivateATE.from_formula(
+        "y ~ d | x + C(g) + C(h)", ddf, mechanism=mech, degree=2, variance="influence"
+    )
+    res = model.fit(0)
+
+    def arrays(obj, seen, depth=0):
+        if id(obj) in seen or depth > 6:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, np.ndarray):
+            yield obj
+        elif isinstance(obj, (pd.Series, pd.DataFrame)):
+            yield obj.to_numpy()
+        elif isinstance(obj, dict):
+            for v in obj.values():
+                yield from arrays(v, seen, depth + 1)
+        elif isinstance(obj, (list, tuple)):
+            for v in obj:
+                yield from arrays(v, seen, depth + 1)
+        elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+            if type(obj).__module__.startswith("privinfer"):
+                yield from arrays(vars(obj), seen, depth + 1)
+        elif hasattr(obj, "__dataclass_fields__"):
+            for f in obj.__dataclass_fields__:
+                yield from arrays(getattr(obj, f), seen, depth + 1)
+
+    found = list(arrays(model, set())) + list(arrays(res._record, set()))
+    assert found  # the walk reaches the model's arrays
+    sizes = [a.shape[0] for a in found if a.ndim]
+    assert max(sizes) < len(rel) // 6, sizes  # at most a partition's share of anything
+    assert model.inputs.y.size == 0 and model.inputs.n_obs == len(rel)
