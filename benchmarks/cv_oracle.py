@@ -14,10 +14,15 @@ Usage: ``python benchmarks/cv_oracle.py [--quick]``.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import warnings
 
 import numpy as np
 import pandas as pd
+
+# this checkout's privinfer ahead of any installed copy
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from privinfer.nuisance import (
     KernelReference,

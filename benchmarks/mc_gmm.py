@@ -15,11 +15,16 @@ alpha in {1, 0.7, 0.4}. Run: python benchmarks/mc_gmm.py [--quick] [--reps R] [-
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 import warnings
 
 import numpy as np
 import pandas as pd
+
+# this checkout's privinfer ahead of any installed copy
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import privinfer as pi
 

@@ -10,8 +10,13 @@ Prints the empirical risk n E(theta_hat - theta)^2 / b^2 next to its bound 1/eta
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 import numpy as np
+
+# this checkout's privinfer ahead of any installed copy
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from privinfer.pml import PrivateMean, eps_star
 

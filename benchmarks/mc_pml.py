@@ -11,8 +11,13 @@ equals the non-private one: "privacy for free".
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 import numpy as np
+
+# this checkout's privinfer ahead of any installed copy
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from privinfer.pml import PMLTest, eps_star
 

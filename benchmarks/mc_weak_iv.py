@@ -43,12 +43,17 @@ have no Wald estimate at all.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 import warnings
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+
+# this checkout's privinfer ahead of any installed copy
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import privinfer as pi
 

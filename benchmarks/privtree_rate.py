@@ -18,12 +18,17 @@ Usage:  python benchmarks/privtree_rate.py [--quick] [--reps R] [--eps EPS]
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+# this checkout's privinfer ahead of any installed copy
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from privinfer.exceptions import SeedReleaseWarning
 from privinfer.transport.measures import _EXACT_MAX_ENTRIES

@@ -12,6 +12,7 @@ Part 2: n = 1e6 in a fresh subprocess: wall time of ``fit`` and the process's pe
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import subprocess
 import sys
@@ -20,6 +21,9 @@ import warnings
 
 import numpy as np
 import pandas as pd
+
+# this checkout's privinfer ahead of any installed copy
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import privinfer as pi
 

@@ -11,10 +11,15 @@ Usage:  python benchmarks/speed_dpot.py [--quick] [--reps R] [--n N]
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 
 import numpy as np
 import ot
+
+# this checkout's privinfer ahead of any installed copy
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from privinfer.transport.dpot import DPOTSource, dpot
 

@@ -8,12 +8,17 @@ a fraction of it. Usage: ``python benchmarks/speed_frames.py [--quick]``.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 
 import numpy as np
 import pandas as pd
 import polars as pl
 import pyarrow as pa
+
+# this checkout's privinfer ahead of any installed copy
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from privinfer._frames import as_pandas
 

@@ -9,9 +9,14 @@ O(M J^2). Usage: ``python benchmarks/speed_inversion.py [--quick]``.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 
 import numpy as np
+
+# this checkout's privinfer ahead of any installed copy
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from privinfer.inversion import ReferenceMoments, private_gram
 

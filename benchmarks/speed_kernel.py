@@ -13,9 +13,14 @@ Usage: ``python benchmarks/speed_kernel.py``.
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 
 import numpy as np
+
+# this checkout's privinfer ahead of any installed copy
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from privinfer.nuisance import KernelReference, private_kernel_regression
 

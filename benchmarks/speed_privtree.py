@@ -9,9 +9,14 @@ Usage:  python benchmarks/speed_privtree.py [--quick] [--reps R]
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 
 import numpy as np
+
+# this checkout's privinfer ahead of any installed copy
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from privinfer.transport.privtree import grid_synthesize, privtree_synthesize
 

@@ -240,6 +240,10 @@ class ResultsRecord:
     bias_bound : Series or None, default=None
         Estimated bound :math:`B` on the absolute bias of each estimate (regularisation of
         the nuisance fits); pointwise intervals then use the bias-aware critical value.
+    joint_cov : DataFrame or None, default=None
+        The ``cov_override`` of the whole fit this record was sliced from
+        (``results[[...]]``): contrasts of one fit's own parameters (``res["a"] - res["b"]``)
+        use it, so that they keep the covariance the fit reported.
 
     Examples
     --------
@@ -276,6 +280,8 @@ class ResultsRecord:
     #: estimated bound B on the absolute bias per parameter (regularised nuisances); the
     #: pointwise intervals use the bias-aware critical value (Armstrong and Kolesar, 2020)
     bias_bound: pd.Series | None = None
+    #: the whole fit's ``cov_override`` when this record is a slice of it (else None)
+    joint_cov: pd.DataFrame | None = None
 
 
 def data_fingerprint(*columns: Any) -> str:

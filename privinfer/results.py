@@ -438,6 +438,7 @@ class PrivateResults(PostEstimationMixin):
                 cov_override=cov,
                 bootstrap=boot,
                 rep_params=rep,
+                joint_cov=_joint_cov(rec),
             )
         )
 
@@ -484,6 +485,22 @@ class PrivateResults(PostEstimationMixin):
         ]
         values = pa.to_numpy()[ia] + sign * pb.to_numpy()[ib]
         phi = a.influence[:, ia] + sign * b.influence[:, ib]
+        # parameters of one fit whose reported covariance is not that of its influence
+        # values (bootstrap standard errors, Dask reductions): combine through it
+        cov = None
+        ja, jb = _joint_cov(a), _joint_cov(b)
+        if (
+            ja is not None
+            and jb is not None
+            and (ja is jb or ja.equals(jb))
+            and set(pa.index[ia]) | set(pb.index[ib]) <= set(ja.index)
+        ):
+            pos_a = ja.index.get_indexer(pa.index[ia])
+            pos_b = ja.index.get_indexer(pb.index[ib])
+            C = np.zeros((k, len(ja.index)))
+            np.add.at(C, (np.arange(k), pos_a), 1.0)
+            np.add.at(C, (np.arange(k), pos_b), sign)
+            cov = pd.DataFrame(C @ ja.to_numpy() @ C.T, index=names, columns=names)
         rec = ResultsRecord(
             model="Combination",
             dep_variable=a.dep_variable if a.dep_variable == b.dep_variable else "-",
@@ -498,6 +515,7 @@ class PrivateResults(PostEstimationMixin):
             rep_params=pd.DataFrame(columns=names),
             clusters=a.clusters,
             fingerprint=a.fingerprint,
+            cov_override=cov,
         )
         return PrivateResults(rec)
 
@@ -640,3 +658,8 @@ class PrivateResults(PostEstimationMixin):
 
     def _repr_html_(self) -> str:
         return self.summary().as_html()
+
+
+def _joint_cov(rec: ResultsRecord) -> pd.DataFrame | None:
+    """The reported covariance of the whole fit ``rec`` comes from (None: its influence)."""
+    return rec.joint_cov if rec.joint_cov is not None else rec.cov_override

@@ -43,6 +43,7 @@ __all__ = [
     "block_labels",
     "bootstrap_se",
     "collapse",
+    "dominating_cov",
     "series_estimates",
 ]
 
@@ -130,10 +131,13 @@ class BootstrapSE:
         Standard deviation of the draws, per parameter.
     n_draws : int
         Draws that succeeded.
+    cov : ndarray
+        Covariance matrix of the draws (its diagonal is ``se**2``).
     """
 
     se: FloatArray
     n_draws: int
+    cov: FloatArray
 
 
 def bootstrap_se(
@@ -163,4 +167,33 @@ def bootstrap_se(
     if len(draws) < max(2, n_draws // 2):
         return None
     arr = np.asarray(draws)
-    return BootstrapSE(arr.std(axis=0, ddof=1), len(draws))
+    cov = np.atleast_2d(np.cov(arr, rowvar=False, ddof=1))
+    return BootstrapSE(arr.std(axis=0, ddof=1), len(draws), cov)
+
+
+def dominating_cov(boot: FloatArray, influence: FloatArray) -> FloatArray:
+    r"""A covariance at least as large as both the bootstrap's and the influence one.
+
+    :math:`\Sigma = \Sigma_b + (\Sigma_\varphi - \Sigma_b)_+`, with :math:`(A)_+` the
+    positive semi-definite part of a symmetric matrix (its negative eigenvalues set to
+    zero). Because :math:`(A)_+ \succeq 0` and :math:`(A)_+ \succeq A`, every linear
+    combination :math:`c'\hat\psi` of the estimates gets a variance :math:`c'\Sigma c`
+    at least as large as both :math:`c'\Sigma_bc` and :math:`c'\Sigma_\varphi c`; for a
+    single parameter it is the larger of the two variances. A contrast of arms (e.g.
+    ``E[Y(1)] - E[Y(0)]`` of :class:`~privinfer.PrivatePOM`) then keeps the bootstrap's
+    variance of the contrast, which the arms' separate standard errors do not determine.
+
+    Examples
+    --------
+    >>> b = np.array([[2.0, 1.5], [1.5, 2.0]]); f = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> S = dominating_cov(b, f)
+    >>> c = np.array([1.0, -1.0])
+    >>> bool(c @ S @ c >= max(c @ b @ c, c @ f @ c)), bool(np.allclose(S, b))
+    (True, False)
+    >>> float(dominating_cov(np.array([[4.0]]), np.array([[9.0]]))[0, 0])
+    9.0
+    """
+    boot = np.atleast_2d(np.asarray(boot, dtype=float))
+    diff = np.atleast_2d(np.asarray(influence, dtype=float)) - boot
+    lam, U = np.linalg.eigh(0.5 * (diff + diff.T))
+    return boot + (U * np.maximum(lam, 0.0)) @ U.T

@@ -73,8 +73,10 @@ from privinfer.models._foldboot import (
     MAX_EFFECTIVE_N,
     N_BLOCKS,
     N_DRAWS,
+    BootstrapSE,
     bootstrap_se,
     collapse,
+    dominating_cov,
     series_estimates,
 )
 from privinfer.models._inputs import (
@@ -508,9 +510,12 @@ class TreatmentModel:
         covs = [influence_cov(r.phi, x.clusters) if r.cov is None else r.cov for r in reps]
         ses = np.array([np.sqrt(np.diag(c)) for c in covs])
         ses_if = ses.copy()
-        boots = [r.boot_se for r in reps]
+        boots = [r.boot_cov for r in reps]
+        total = None
         if all(b is not None for b in boots):
-            ses = np.maximum(ses, np.array(boots))
+            # at least the bootstrap's and the influence variance of every combination
+            total = [dominating_cov(b, c) for b, c in zip(boots, covs, strict=True)]
+            ses = np.array([np.sqrt(np.diag(c)) for c in total])
         params, se = median_aggregate(est, ses)
         # influence values of the split closest to the median, rescaled to the aggregated SE
         pick = int(np.argmin(np.abs(est - params).sum(axis=1)))
@@ -518,7 +523,13 @@ class TreatmentModel:
         factor = np.where(base > 0, se / np.where(base > 0, base, 1), 1.0)
         phi = phis[pick] * factor
         cov_override = None
-        if reps[pick].cov is not None:  # reduced on Dask: the influence values are lazy
+        if total is not None:  # the bootstrap's covariance, rescaled to the aggregated SE
+            s = np.sqrt(np.diag(total[pick]))
+            g = np.where(s > 0, se / np.where(s > 0, s, 1.0), 1.0)
+            cov_override = pd.DataFrame(
+                g[:, None] * total[pick] * g[None, :], index=names, columns=names
+            )
+        elif reps[pick].cov is not None:  # reduced on Dask: the influence values are lazy
             cov_override = pd.DataFrame(
                 factor[:, None] * covs[pick] * factor[None, :], index=names, columns=names
             )
@@ -719,9 +730,9 @@ class TreatmentModel:
             per_fold = moves[:, L:] / (x.treated_weight / n)
         shift = per_fold.sum(axis=0)
         shift_se = fold_spread_se(per_fold, st.cnt.sum(axis=1))
-        boot_se = None
+        boot = None
         if fine is not None and rng is not None:
-            boot_se = self._bootstrap(fine, fits, st, est, contrast, refit, rng)
+            boot = self._bootstrap(fine, fits, st, est, contrast, refit, rng)
         y_var = x.y_var
         return SplitFit(
             est=est,
@@ -740,7 +751,8 @@ class TreatmentModel:
             riesz_ref2=reference_riesz_moments(fits, st, ref.outer),
             regularisation=describe_fits(fits, x.levels),
             indefinite=indefinite(fits, x.levels),
-            boot_se=boot_se,
+            boot_se=None if boot is None else boot.se,
+            boot_cov=None if boot is None else boot.cov,
         )
 
     def _reduce_scores(
@@ -782,8 +794,8 @@ class TreatmentModel:
         contrast: FloatArray | None,
         refit: Any,
         rng: np.random.Generator,
-    ) -> FloatArray | None:
-        """Fold-block bootstrap standard errors of ``est`` (None where it does not apply).
+    ) -> BootstrapSE | None:
+        """Fold-block bootstrap of ``est`` (None where it does not apply).
 
         The bilinear form of the held-out statistics must reproduce the estimate (it does
         for the automatic series route; a mismatch, e.g. from a route added later, turns
@@ -802,7 +814,7 @@ class TreatmentModel:
             out = bootstrap_se(
                 fine, self.options.n_folds, lambda s: refit(s, fits), params, rng, N_DRAWS
             )
-        return None if out is None else out.se
+        return out
 
     def _fold_nuisances(
         self,

@@ -95,6 +95,8 @@ class SplitFit:
     shift_se: FloatArray | None = None
     #: fold-block bootstrap standard errors of ``est`` (None: not computed)
     boot_se: FloatArray | None = None
+    #: covariance matrix of the bootstrap draws of ``est`` (None: not computed)
+    boot_cov: FloatArray | None = None
     #: covariance of ``est`` when the scores were reduced without row-level influence
     #: values (Dask input; ``phi`` is then lazy), else None
     cov: FloatArray | None = None

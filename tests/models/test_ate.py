@@ -108,13 +108,13 @@ def test_engine_matches_manual_one_step_with_loop_over_reference(split):
     ("design", "estimand"), [("mixed", "ATE"), ("heterogeneous", "ATE"), ("heterogeneous", "ATT")]
 )
 def test_small_seeded_monte_carlo_covers_and_is_unbiased(design, estimand):
-    """40 replications at n = 3000, alpha = 0.7: bias within 4 MC SE, coverage >= 80%."""
+    """30 replications at n = 3000, alpha = 0.7: bias within 4 MC SE, coverage >= 80%."""
     rng = np.random.default_rng(2024)
     mech = mechanism(design, 0.7)
     model = {"ATE": pi.PrivateATE, "ATT": pi.PrivateATT}[estimand]
     target = truth(design, estimand, n_big=400_000)
     est, se = [], []
-    for _ in range(40):
+    for _ in range(30):
         released = mech.privatize(
             simulate(design, 3000, rng), publish_undeclared=True, random_state=rng
         )

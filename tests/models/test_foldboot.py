@@ -106,3 +106,44 @@ def test_blocks_keep_clusters_whole_and_collapse_sums_blocks():
     w[:, 0] = 2.0
     twice_first = collapse(fine, F, w)
     np.testing.assert_allclose(twice_first.cnt[1], 2 * fine.cnt[N_BLOCKS])
+
+
+def test_dominating_cov_bounds_every_contrast_by_both_covariances():
+    from privinfer.models._foldboot import dominating_cov
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        A, B = rng.normal(size=(2, 3, 3))
+        boot, infl = A @ A.T, B @ B.T
+        S = dominating_cov(boot, infl)
+        assert np.allclose(S, S.T)
+        for c in rng.normal(size=(50, 3)):
+            assert c @ S @ c >= max(c @ boot @ c, c @ infl @ c) - 1e-9
+    # where one dominates the other it is returned unchanged
+    big = np.array([[3.0, 1.0], [1.0, 2.0]])
+    assert np.allclose(dominating_cov(big, 0.5 * big), big)
+    assert np.allclose(dominating_cov(0.5 * big, big), big)
+
+
+def test_pom_contrast_keeps_the_bootstrap_covariance_of_the_arms():
+    # E[Y(1)] - E[Y(0)] of PrivatePOM is the ATE on the same folds and draws: its standard
+    # error must be at least the ATE's (the larger of its bootstrap and influence SEs),
+    # whether taken by slicing, by t_test or by cov_params
+    raw = _design(2000, np.random.default_rng(11))
+    rel = MECH.privatize(raw, public=["d", "y"], random_state=np.random.default_rng(12))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ate = pi.PrivateATE.from_formula("y ~ d | x + z", rel, mechanism=MECH).fit(random_state=3)
+        pom = pi.PrivatePOM.from_formula("y ~ d | x + z", rel, mechanism=MECH).fit(random_state=3)
+    assert "bootstrap" in str(pom.summary())
+    names = list(pom.params.index)
+    diff = pom[names[1]] - pom[names[0]]
+    assert float(diff.params.iloc[0]) == pytest.approx(float(ate.params.iloc[0]), rel=1e-10)
+    se_diff = float(diff.bse.iloc[0])
+    assert se_diff >= float(ate.bse.iloc[0]) * (1 - 1e-10)
+    cov = pom.cov_params().to_numpy()
+    c = np.array([-1.0, 1.0])
+    assert se_diff == pytest.approx(float(np.sqrt(c @ cov @ c)), rel=1e-12)
+    # the arms' own influence values would give another (here smaller) number
+    infl = pom.influence.to_numpy() @ c
+    assert float(np.sqrt(np.mean(infl**2) / infl.size)) < se_diff

@@ -89,6 +89,9 @@ def test_joint_intervals_agree_with_doubleml_apos_with_the_same_folds(nsw):
     np.testing.assert_allclose(res.params.to_numpy(), dml.coef, rtol=1e-8)
     np.testing.assert_allclose(res.bse.to_numpy(), dml.se, rtol=1e-8)
     n_boot = 4000
+    # DoubleML's bootstrap draws from numpy's global generator, whose state depends on
+    # which tests ran before: fix it here so the comparison does not depend on test order
+    np.random.seed(20)
     dml.bootstrap(method="normal", n_rep_boot=n_boot)
     ref = dml.confint(joint=True).to_numpy()
     ours = res.bootstrap("normal", n_boot=n_boot, random_state=1).conf_int(joint=True)
