@@ -413,7 +413,10 @@ class TreatmentModel:
             Fold label (0 .. n_folds-1) of every row, to reuse a split made elsewhere
             (e.g. by DoubleML), or the name of a public column of the data that holds
             them (pandas or Dask); only with ``n_rep=1``. With clusters, each cluster
-            (first dimension) must lie within one fold.
+            (first dimension) must lie within one fold. Without it the folds are drawn
+            from ``random_state``; on a Dask frame without clusters each partition draws
+            its own (stratified over the whole frame, but another split than pandas
+            draws: give both backends a fold column to compare them).
         progress : bool, default=False
             Show a progress bar over repeated splits.
 
