@@ -807,7 +807,7 @@ def _summarise(part: pd.DataFrame, plan: _Plan, rows: IntArray) -> dict[str, Any
     out["y"] = _moments(y[:, None])
     t = part[plan.treatment]
     codes, uniques = pd.factorize(t)
-    out["t_values"] = list(uniques)
+    out["t_values"] = uniques.tolist()  # Python scalars, as pandas' levels are
     out["t_counts"] = np.bincount(codes, minlength=len(uniques))
     w = None
     if plan.weights is not None:
