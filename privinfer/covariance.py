@@ -152,27 +152,40 @@ def cluster_codes_from_frame(
     """
     if cluster is None:
         return (), None
+    names = cluster_columns(list(data.columns), cluster, private, owner)
+    codes = [_factorize(data[col], f"cluster column {col!r}", owner) for col in names]
+    arr = codes[0] if len(codes) == 1 else np.column_stack(codes)
+    return tuple(names), arr
+
+
+def cluster_columns(
+    columns: Sequence[Any], cluster: str | Sequence[str], private: Sequence[str], owner: str
+) -> list[str]:
+    """The cluster column names, checked against the data's ``columns`` (no data read).
+
+    Raises
+    ------
+    ClusterError
+        Not one or two names, an unknown or a private column.
+    """
     names = [cluster] if isinstance(cluster, str) else list(cluster)
     if not names or len(names) > 2 or not all(isinstance(c, str) for c in names):
         raise ClusterError(
             f"{owner}: cluster must be a column name or a list of one or two column names; "
             f"got {cluster!r}."
         )
-    codes = []
     for col in names:
-        if col not in data.columns:
+        if col not in columns:
             raise ClusterError(
                 f"{owner}: cluster column {col!r} is not in the data (columns: "
-                f"{list(data.columns)!r})."
+                f"{list(columns)!r})."
             )
         if col in private:
             raise ClusterError(
                 f"{owner}: cluster column {col!r} is covered by the mechanism; cluster labels "
                 "must be public (they group released rows for the variance)."
             )
-        codes.append(_factorize(data[col], f"cluster column {col!r}", owner))
-    arr = codes[0] if len(codes) == 1 else np.column_stack(codes)
-    return tuple(names), arr
+    return names
 
 
 def cluster_counts(codes: IntArray) -> tuple[int, ...]:

@@ -120,8 +120,9 @@ fig.savefig(OUT / "nhefs_plan.png", dpi=100)
 plt.close(fig)
 
 # %% [markdown]
-# Privacy costs roughly a factor 1.7 in standard error at alpha = 0.7, and 1566 rows
-# still meet the 1.5 kg target there, while alpha = 0.4 would need about 2000. (The
+# Privacy costs roughly a factor 1.6 in standard error at alpha = 0.7, and 1566 rows
+# still meet the 1.5 kg target there (about 1250 would do), while alpha = 0.4 would need
+# about 2300. (The
 # predictions come from a 400-row pilot and 20 releases each, so neighbouring alphas can
 # swap places.) The data holder releases at alpha = 0.7.
 

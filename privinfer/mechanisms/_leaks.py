@@ -19,7 +19,12 @@ public columns and each private column ``x``:
   ``nodegree = educ < 12``) where chance alone would make that order unlikely;
 * **polynomial reconstruction**: an adjusted :math:`R^2 \ge 0.99` when ``x`` is regressed
   on a cubic in one public column, a quadratic in a pair, or a linear function of all
-  numeric public columns (the smallest such set is named, by forward selection).
+  numeric public columns (the smallest such set is named, by forward selection);
+* **joint functions of several private columns**: a numeric public column that is (up to
+  adjusted :math:`R^2 \ge 0.99`) a linear or quadratic function of two or more private
+  columns together (``total = wage + benefits``, ``bmi = weight / height**2`` near the
+  data), which no single private column reveals; the smallest set of private columns is
+  named, by forward selection.
 
 Categorical private columns enter the groupings as they are and the regressions through
 their level indicators. On more than :data:`MAX_ROWS` rows the regressions and rank
@@ -163,7 +168,75 @@ def find_leaks(
                 if subset:
                     found[tuple(subset)] = f"linear reconstruction (adjusted R^2 = {r2:.4f})"
         leaks.extend(Leak(k, str(col), rel) for k, rel in found.items())
+    if len(private) >= 2 and n >= MIN_ROWS and numeric:
+        taken = {c for lk in leaks for c in lk.public}
+        leaks.extend(_joint_leaks(data, private, numeric, sub, taken, threshold))
     return leaks
+
+
+#: Private columns whose squares and pairwise products enter the joint check.
+MAX_JOINT_QUADRATIC = 12
+
+
+def _joint_leaks(
+    data: pd.DataFrame,
+    private: Sequence[str],
+    numeric: dict[str, np.ndarray],
+    sub: np.ndarray,
+    taken: set[str],
+    threshold: float,
+) -> list[Leak]:
+    """Public columns that are linear or quadratic functions of several private columns."""
+    feats = {str(c): _targets(data[c], sub) for c in private}
+    feats = {c: f for c, f in feats.items() if f}
+    if len(feats) < 2:
+        return []
+    out = []
+    for name, v in numeric.items():
+        if name in taken or not np.all(np.isfinite(v[sub])) or np.ptp(v[sub]) == 0:
+            continue
+        target = [_standardise(v[sub])]
+        for kind in ("linear", "quadratic"):
+            chosen, r2 = _forward_private(feats, target, threshold, kind)
+            if len(chosen) >= 2:
+                out.append(Leak((name,), ", ".join(chosen),
+                                f"{kind} function of the private columns {chosen!r} "
+                                f"jointly (adjusted R^2 = {r2:.4f})"))  # fmt: skip
+                break
+    return out
+
+
+def _joint_design(feats: dict[str, list[np.ndarray]], names: list[str], kind: str) -> np.ndarray:
+    """Features of the private columns ``names``: linear, or with squares and products."""
+    cols = [f for c in names for f in feats[c]]
+    if kind == "quadratic":
+        single = [feats[c][0] for c in names if len(feats[c]) == 1][:MAX_JOINT_QUADRATIC]
+        cols += [a * b for i, a in enumerate(single) for b in single[i:]]
+    return np.column_stack(cols)
+
+
+def _forward_private(
+    feats: dict[str, list[np.ndarray]], target: list[np.ndarray], threshold: float, kind: str
+) -> tuple[list[str], float]:
+    """Smallest set of private columns (forward selection) whose fit reaches the threshold."""
+    names = list(feats)
+    full = _adjusted_r2(_joint_design(feats, names, kind), target)
+    if full < threshold:
+        return [], full
+    chosen: list[str] = []
+    r2 = -math.inf
+    while len(chosen) < len(names):
+        scores = {
+            c: _adjusted_r2(_joint_design(feats, [*chosen, c], kind), target)
+            for c in names
+            if c not in chosen
+        }
+        best = max(scores, key=lambda c: scores[c])
+        chosen.append(best)
+        r2 = scores[best]
+        if r2 >= threshold:
+            break
+    return chosen, r2
 
 
 def format_leaks(leaks: Sequence[Leak]) -> str:

@@ -8,6 +8,7 @@ from privinfer._typing import FloatArray, IntArray
 from privinfer.exceptions import ClusterError, FoldError
 
 __all__ = [
+    "deal_clusters",
     "draw_cluster_folds",
     "draw_folds",
     "draw_split",
@@ -76,14 +77,37 @@ def draw_cluster_folds(
     strata = np.asarray(strata, dtype=np.int64)
     clusters = np.asarray(clusters, dtype=np.int64)
     n_groups = int(clusters.max()) + 1
+    n_levels = int(strata.max()) + 1
+    tab = np.zeros((n_groups, n_levels))
+    np.add.at(tab, (clusters, strata), 1.0)
+    return deal_clusters(tab, n_folds, rng)[clusters]
+
+
+def deal_clusters(tab: FloatArray, n_folds: int, rng: np.random.Generator) -> IntArray:
+    """Fold of every cluster from its counts per treatment level (``tab``, G x L).
+
+    The dealing of :func:`draw_cluster_folds`, from a table that a data source not in
+    memory (the partitions of a Dask frame) adds up cluster by cluster.
+
+    Raises
+    ------
+    ClusterError
+        Fewer clusters than folds.
+    FoldError
+        A fold without a unit of some treatment level.
+
+    Examples
+    --------
+    >>> tab = np.array([[3.0, 0.0], [0.0, 2.0], [1.0, 1.0], [2.0, 1.0]])
+    >>> sorted(deal_clusters(tab, 2, np.random.default_rng(0)).tolist())
+    [0, 0, 1, 1]
+    """
+    n_groups, n_levels = tab.shape
     if n_groups < n_folds:
         raise ClusterError(
             f"Cluster cross-fitting needs at least n_folds={n_folds} clusters; got {n_groups}. "
             "Use fewer folds."
         )
-    n_levels = int(strata.max()) + 1
-    tab = np.zeros((n_groups, n_levels))
-    np.add.at(tab, (clusters, strata), 1.0)
     label = np.argmax(tab, axis=1)
     cluster_fold = np.empty(n_groups, dtype=np.int64)
     start = 0
@@ -92,16 +116,15 @@ def draw_cluster_folds(
         # continue the round-robin across labels so fold sizes stay balanced
         cluster_fold[idx] = (start + np.arange(idx.size)) % n_folds
         start += idx.size
-    folds = cluster_fold[clusters]
-    present = np.zeros((n_folds, n_levels), dtype=bool)
-    present[folds, strata] = True
-    if not present.all():
-        f, s = np.argwhere(~present)[0]
+    present = np.zeros((n_folds, n_levels))
+    np.add.at(present, cluster_fold, tab)
+    if not (present > 0).all():
+        f, s = np.argwhere(present == 0)[0]
         raise FoldError(
             f"Cluster cross-fitting: fold {int(f)} has no unit of treatment level code {int(s)} "
             "(clusters are kept whole). Use fewer folds or more clusters."
         )
-    return folds
+    return cluster_fold
 
 
 def draw_split(

@@ -48,6 +48,7 @@ from privinfer.results import data_fingerprint
 __all__ = [
     "OutcomeRoute",
     "RieszRoute",
+    "RowTotals",
     "TreatmentData",
     "TreatmentOptions",
     "check_arm_sizes",
@@ -261,6 +262,28 @@ def treatment_levels(
 
 
 @dataclass(frozen=True)
+class RowTotals:
+    """Sums over the rows of a frame whose rows are not in memory (Dask partitions).
+
+    Attributes
+    ----------
+    n : int
+        Number of rows.
+    arm_counts : ndarray of shape (L,)
+        Rows of every treatment level.
+    arm_weights : ndarray of shape (L,)
+        Sum of the normalised sampling weights of every level (``arm_counts`` unweighted).
+    y_var : float
+        Variance of the outcome (``ddof=0``).
+    """
+
+    n: int
+    arm_counts: IntArray
+    arm_weights: FloatArray
+    y_var: float
+
+
+@dataclass(frozen=True)
 class TreatmentData:
     """The validated public columns and covariate designs of a treatment-effect model.
 
@@ -288,6 +311,9 @@ class TreatmentData:
         Sampling weights normalised to mean one.
     fingerprint : str
         Hash of the public row identity (index, treatment, weights, clusters).
+    totals : RowTotals or None
+        Sums over rows that stand in for ``y``, ``d`` and ``w`` when those stay in the
+        partitions of a Dask frame (then empty); None when the arrays hold every row.
     """
 
     outcome: str
@@ -303,11 +329,45 @@ class TreatmentData:
     weights_name: str | None
     w: FloatArray | None
     fingerprint: str
+    totals: RowTotals | None = None
 
     @property
     def n_levels(self) -> int:
         """Number of treatment levels."""
         return len(self.levels)
+
+    @property
+    def n_obs(self) -> int:
+        """Number of rows."""
+        return self.y.size if self.totals is None else self.totals.n
+
+    @property
+    def arm_counts(self) -> IntArray:
+        """Rows of every treatment level (in the order of ``levels``)."""
+        if self.totals is None:
+            return np.bincount(self.d, minlength=self.n_levels)
+        return self.totals.arm_counts
+
+    @property
+    def y_var(self) -> float:
+        """Variance of the outcome (``ddof=0``)."""
+        return float(self.y.var()) if self.totals is None else self.totals.y_var
+
+    @property
+    def treated_weight(self) -> float:
+        """Rows of treatment level code 1, weighted by the sampling weights if any."""
+        if self.totals is not None:
+            return float(self.totals.arm_weights[1])
+        treated = self.d == 1
+        return float(np.count_nonzero(treated)) if self.w is None else float(self.w @ treated)
+
+    @property
+    def treated_share(self) -> float:
+        """``treated_weight / n``: the (weighted) share of treatment level code 1."""
+        if self.totals is not None:
+            return float(self.totals.arm_weights[1]) / self.totals.n
+        wt = np.ones(self.d.size) if self.w is None else self.w
+        return float(np.mean(wt * (self.d == 1)))
 
     @property
     def first_clusters(self) -> IntArray | None:
@@ -464,7 +524,7 @@ def check_given_folds(
     given = np.asarray(folds)
     if (
         n_rep != 1
-        or given.shape != inputs.y.shape
+        or given.shape != (inputs.n_obs,)
         or set(np.unique(given).tolist()) != set(range(n_folds))
     ):
         raise FoldError(
@@ -485,7 +545,7 @@ def check_given_folds(
 
 def check_arm_sizes(inputs: TreatmentData, n_folds: int, owner: str) -> None:
     """Raise :class:`FoldError` if some treatment level has fewer rows than folds."""
-    counts = np.bincount(inputs.d, minlength=inputs.n_levels)
+    counts = inputs.arm_counts
     if counts.min() < n_folds:
         level = inputs.levels[int(np.argmin(counts))]
         raise FoldError(

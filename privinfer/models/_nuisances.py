@@ -83,7 +83,7 @@ def sieve_basis(inputs: TreatmentData, reference: ReferenceDesign, alpha: float)
     (:func:`fit_series`).
     """
     spec = inputs.spec
-    n_min = int(min(np.bincount(inputs.d)))
+    n_min = int(min(inputs.arm_counts))
     max_size = int(min(max(n_min * alpha**2 / _SIEVE_ROWS_PER_BASIS, 2), _SIEVE_MAX_BASIS))
     full = SieveBasis.build(
         reference.U,
@@ -131,7 +131,7 @@ def choose_basis(
         spec.public_groups,
         spec.private_names + spec.public_names,
     )
-    n_min = int(min(np.bincount(inputs.d)))
+    n_min = int(min(inputs.arm_counts))
     if basis.n_basis >= 0.5 * n_min:
         raise DataMismatchError(
             f"{owner}: the series basis has {basis.n_basis} functions but the smallest "

@@ -64,7 +64,6 @@ from privinfer.models._backend import (
     is_dask_frame,
 )
 from privinfer.models._crossfit import (
-    draw_split,
     fold_spread_se,
     median_aggregate,
     training_folds,
@@ -75,7 +74,6 @@ from privinfer.models._foldboot import (
     N_BLOCKS,
     N_DRAWS,
     BootstrapSE,
-    block_labels,
     bootstrap_se,
     collapse,
     dominating_cov,
@@ -86,7 +84,6 @@ from privinfer.models._inputs import (
     TreatmentOptions,
     check_arm_sizes,
     check_frame,
-    check_given_folds,
     mechanism_record,
     release_guarantees,
     resolve_mechanism,
@@ -106,7 +103,7 @@ from privinfer.models._nuisances import (
     series_outcome,
     series_riesz,
 )
-from privinfer.models._reduce import ComponentReducer, LazyInfluence, cluster_dims
+from privinfer.models._reduce import ComponentReducer, LazyInfluence
 from privinfer.models._splitfit import (
     FoldNuisances,
     FoldScores,
@@ -416,7 +413,10 @@ class TreatmentModel:
             Fold label (0 .. n_folds-1) of every row, to reuse a split made elsewhere
             (e.g. by DoubleML), or the name of a public column of the data that holds
             them (pandas or Dask); only with ``n_rep=1``. With clusters, each cluster
-            (first dimension) must lie within one fold.
+            (first dimension) must lie within one fold. Without it the folds are drawn
+            from ``random_state``; on a Dask frame without clusters each partition draws
+            its own (stratified over the whole frame, but another split than pandas
+            draws: give both backends a fold column to compare them).
         progress : bool, default=False
             Show a progress bar over repeated splits.
 
@@ -428,8 +428,7 @@ class TreatmentModel:
             Fewer clusters than folds.
         """
         o, x, owner = self.options, self.inputs, self._name
-        labels = self._rows.fold_labels(folds, self.mechanism, owner)
-        given = check_given_folds(labels, x, o.n_folds, o.n_rep, owner)
+        given = self._rows.given_folds(folds, o.n_folds, o.n_rep, self.mechanism, owner)
         if given is None:
             check_arm_sizes(x, o.n_folds, owner)
         self._rows.warn_empty_columns(owner)
@@ -448,7 +447,7 @@ class TreatmentModel:
                 share = reference_share(res)
                 if (
                     share <= _REF_TARGET_SHARE
-                    or x.y.size > _REF_REFIT_ROWS
+                    or x.n_obs > _REF_REFIT_ROWS
                     or 4 * size > _REF_MAX_POINTS
                 ):
                     break
@@ -482,10 +481,10 @@ class TreatmentModel:
         design = reference_design(self.mechanism, x.spec, size, streams[0])
         basis = choose_basis(
             o.degree,
-            self._rows.basis_inputs(),
+            self._rows.basis_inputs(o.degree is None or o.degree == "cv"),
             design,
             self.mechanism.alpha,
-            lambda: draw_split(x.d, x.first_clusters, o.n_folds, streams[0]),
+            lambda: self._rows.draw_split(o.n_folds, streams[0]),
             o.n_folds,
             owner,
         )
@@ -496,7 +495,7 @@ class TreatmentModel:
             for r in tqdm(range(o.n_rep), disable=not progress, desc=owner):
                 split = given
                 if split is None:
-                    split = draw_split(x.d, x.first_clusters, o.n_folds, streams[r + 1])
+                    split = self._rows.draw_split(o.n_folds, streams[r + 1])
                 rng = streams[r + 1] if bootstrap else None
                 reps.append(self._fit_split(split, basis, ref, design, rng))
         for w in caught:
@@ -543,13 +542,13 @@ class TreatmentModel:
             ("Repeated splits:", str(o.n_rep)),
             ("Series basis:", f"{basis.degree} ({basis.n_basis} fns)"),
             ("Riesz route:", o.riesz),
-            ("n * alpha^2:", f"{x.y.size * alpha**2:.0f}"),
+            ("n * alpha^2:", f"{x.n_obs * alpha**2:.0f}"),
             *reps[pick].regularisation,
             *self._variance_facts(ses, ses_if, names),
         )
-        if x.clusters is not None:
+        if x.cluster_names:
             facts = (*facts, ("Clusters:", " x ".join(x.cluster_names)))
-        if x.w is not None:
+        if x.weights_name is not None:
             facts = (*facts, ("Weights:", str(x.weights_name)))
         record = ResultsRecord(
             model=self._name,
@@ -561,7 +560,7 @@ class TreatmentModel:
             facts=facts,
             diagnostics=diagnose(self, reps, names, ref, est),
             rep_params=pd.DataFrame(est, columns=names),
-            clusters=x.clusters,
+            clusters=self._rows.record_clusters(),
             fingerprint=x.fingerprint,
             bias_bound=self._bias_bound(reps, names, se),
             cov_override=cov_override,
@@ -572,7 +571,7 @@ class TreatmentModel:
         self, ses: FloatArray, ses_if: FloatArray, names: list[str]
     ) -> tuple[tuple[str, str], ...]:
         """Summary line on the standard error; warns when the bootstrap dominates by half."""
-        alpha, n = self.mechanism.alpha, self.inputs.y.size
+        alpha, n = self.mechanism.alpha, self.inputs.n_obs
         if alpha < 1.0 and n * alpha**2 < _MIN_EFFECTIVE_N:
             warnings.warn(
                 f"{self._name}: the effective sample size n * alpha^2 = {n * alpha**2:.0f} is "
@@ -628,7 +627,7 @@ class TreatmentModel:
         B = np.where(ratio > _BIAS_NOTE_SHARE, B, 0.0)
         worst = int(np.argmax(ratio))
         if ratio[worst] > _BIAS_WARN_SHARE:
-            alpha, n = self.mechanism.alpha, self.inputs.y.size
+            alpha, n = self.mechanism.alpha, self.inputs.n_obs
             need_eff = n * alpha**2 * (ratio[worst] / _BIAS_TARGET_SHARE) ** 2
             need = int(np.ceil(need_eff / alpha**2))
             cv = float(bias_aware_critical_value(ratio[worst]))
@@ -656,7 +655,7 @@ class TreatmentModel:
     ) -> SplitFit:
         """Cross-fit once: nuisances per fold, held-out scores, the estimand's algebra."""
         o, x = self.options, self.inputs
-        n, L = x.y.size, x.n_levels
+        n, L = x.n_obs, x.n_levels
         R, C = ref.outer, self.C
 
         def stats(inp: TreatmentData, fl: IntArray, off: int, groups: int) -> FoldStats:
@@ -685,7 +684,7 @@ class TreatmentModel:
         # standard error is bootstrapped; the fold sums are their sums)
         fine = None
         if rng is not None:
-            labels = block_labels(folds, o.n_folds, x.first_clusters, rng)
+            labels = self._rows.block_labels(folds, o.n_folds, rng)
             groups = o.n_folds * N_BLOCKS
             fine = self._rows.fold_sums(labels, lambda i, f, s: stats(i, f, s, groups))
             st = check_fold_counts(collapse(fine, o.n_folds), self._name)
@@ -731,15 +730,13 @@ class TreatmentModel:
         if contrast is not None:
             per_fold = moves[:, :L] @ contrast
         else:  # the ATT: numerator over the treated share
-            treated = x.d == 1
-            n1 = float(np.count_nonzero(treated)) if x.w is None else float(x.w @ treated)
-            per_fold = moves[:, L:] / (n1 / n)
+            per_fold = moves[:, L:] / (x.treated_weight / n)
         shift = per_fold.sum(axis=0)
         shift_se = fold_spread_se(per_fold, st.cnt.sum(axis=1))
         boot = None
         if fine is not None and rng is not None:
             boot = self._bootstrap(fine, fits, st, est, contrast, refit, rng)
-        y_var = float(x.y.var())
+        y_var = x.y_var
         return SplitFit(
             est=est,
             phi=phi,
@@ -769,10 +766,8 @@ class TreatmentModel:
         Returns the estimates, their lazy influence values, their covariance (clustered
         as the model asks), the contrast of arm means and the diagnostics' totals.
         """
-        x = self.inputs
-        dims = cluster_dims(x.clusters)
-        reducer = ComponentReducer(self._components, tuple(int(c.max()) + 1 for c in dims))
-        mom, totals = self._rows.reduce_rows(folds, held_out, reducer, [self.c0, *dims])
+        reducer = ComponentReducer(self._components, self._rows.cluster_sizes())
+        mom, totals = self._rows.reduce_rows(folds, held_out, reducer, [self.c0])
         est, C, contrast = self._from_means(mom.mean)
         phi = self._rows.lazy_influence(folds, held_out, self._components, mom.mean, C, self.c0)
         return est, phi, mom.covariance(C), contrast, totals
@@ -791,7 +786,7 @@ class TreatmentModel:
                     "variance='influence'."
                 )
             return True
-        return eligible and alpha < 1.0 and self.inputs.y.size * alpha**2 <= MAX_EFFECTIVE_N
+        return eligible and alpha < 1.0 and self.inputs.n_obs * alpha**2 <= MAX_EFFECTIVE_N
 
     def _bootstrap(
         self,
@@ -839,8 +834,9 @@ class TreatmentModel:
         m, R = ref.mean, ref.outer
         mu_sel, _ = training_folds(f, o.n_folds, bool(o.split_nuisances))
         series = series_outcome(fits, f, m, R)
-        rows_f = np.flatnonzero(folds == f)
         outcome: SeriesOutcome | KernelOutcome = series
+        if kernel_ref is not None or o.riesz != "auto":  # in-memory routes (pandas only)
+            rows_f = np.flatnonzero(folds == f)
         if kernel_ref is not None:
             train = np.flatnonzero(np.isin(folds, np.flatnonzero(mu_sel)))
             outcome = kernel_outcome(

@@ -30,7 +30,7 @@ import numpy as np
 from privinfer._typing import FloatArray, IntArray
 from privinfer.covariance import _psd, cluster_sums
 
-__all__ = ["LazyInfluence", "ScoreMoments", "cluster_dims"]
+__all__ = ["LazyCodes", "LazyInfluence", "ScoreMoments", "cluster_dims"]
 
 
 def cluster_dims(clusters: IntArray | None) -> tuple[IntArray, ...]:
@@ -258,6 +258,63 @@ class LazyInfluence:
 
     def __repr__(self) -> str:
         return f"LazyInfluence(shape={self.shape})"
+
+
+class LazyCodes:
+    """Cluster codes of a fit on Dask input (n,) or (n, 2), computed on request.
+
+    The fit reduces within clusters in its tasks; results keep this stand-in so that the
+    summary can count the clusters without reading a row. ``numpy.asarray`` (combining
+    results, the multiplier bootstrap) computes the codes, partition by partition.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    sizes : tuple of int
+        Number of clusters of each dimension (codes ``0..G-1``, every code used).
+    make : callable
+        Returns the codes as a lazy Dask array.
+    """
+
+    def __init__(self, n: int, sizes: tuple[int, ...], make: Callable[[], Any]) -> None:
+        self._n, self._sizes, self._make = n, tuple(sizes), make
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """``(n,)`` one-way, ``(n, 2)`` two-way."""
+        return (self._n,) if len(self._sizes) == 1 else (self._n, len(self._sizes))
+
+    @property
+    def ndim(self) -> int:
+        """One (one-way) or two (two-way)."""
+        return len(self.shape)
+
+    def max(self) -> int:
+        """Largest code (one-way: the number of clusters minus one)."""
+        return max(self._sizes) - 1
+
+    def copy(self) -> LazyCodes:
+        """The same stand-in (it holds no values)."""
+        return self
+
+    def __getitem__(self, key: Any) -> Any:
+        two = isinstance(key, tuple) and len(key) == 2 and key[0] == slice(None)
+        if two and self.ndim == 2 and isinstance(key[1], int):
+            j, make = key[1], self._make
+            return LazyCodes(self._n, (self._sizes[j],), lambda: make()[:, j])
+        return np.asarray(self)[key]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = np.asarray(self._make().compute())
+        return out if dtype is None else out.astype(dtype)
+
+    def tolist(self) -> list[Any]:
+        """The codes as a list (computed)."""
+        return np.asarray(self).tolist()
+
+    def __repr__(self) -> str:
+        return f"LazyCodes(shape={self.shape})"
 
 
 @dataclass(frozen=True)

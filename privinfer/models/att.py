@@ -76,7 +76,6 @@ class PrivateATT(TreatmentModel):
     ) -> dict[str, float]:
         """The odds score's reference error over the treated share :math:`p_1`."""
         x = self.inputs
-        wt = np.ones(x.d.size) if x.w is None else x.w
-        p1 = float(np.mean(wt * (x.d == 1)))
+        p1 = x.treated_share
         odds_terms = terms[x.n_levels]
         return {names[0]: ref.error(lambda mm, oo: -scale * odds_terms.value(mm, oo)) / p1}

@@ -152,3 +152,34 @@ def test_a_threshold_of_a_private_value_is_found():
     leaks = find_leaks(df, ["educ"], ["nodegree", "band", "black"])
     assert _pairs(leaks) == {(("nodegree",), "educ"), (("band",), "educ")}
     assert all("step function" in leak.relation for leak in leaks)
+
+
+def test_functions_of_several_private_columns_are_found():
+    """Sums and products of private columns reveal no single one, yet void the guarantee."""
+    rng = np.random.default_rng(4)
+    n = 3000
+    wage, benefits = rng.lognormal(3, 0.5, n), rng.uniform(0, 10, n)
+    hours = rng.integers(10, 60, n).astype(float)
+    raw = pd.DataFrame({
+        "wage": wage, "benefits": benefits, "hours": hours,
+        "total": wage + benefits,                  # linear in two private columns
+        "pay": wage * hours,                       # product of two private columns
+        "y": wage + rng.normal(scale=10, size=n),  # an outcome: related, not a function
+        "d": (rng.random(n) < 0.5).astype(int),
+    })
+    leaks = find_leaks(raw, ["wage", "benefits", "hours"], ["total", "pay", "y", "d"])
+    by_public = {leak.public: leak for leak in leaks}
+    assert set(by_public) == {("total",), ("pay",)}
+    assert set(by_public[("total",)].private.split(", ")) == {"wage", "benefits"}
+    assert "linear" in by_public[("total",)].relation
+    assert set(by_public[("pay",)].private.split(", ")) == {"wage", "hours"}
+    assert "quadratic" in by_public[("pay",)].relation
+    mech = pi.AlphaIdentity(0.5, {"wage": pi.reference.Uniform(0, 200),
+                                  "benefits": pi.reference.Uniform(0, 10),
+                                  "hours": pi.reference.Uniform(10, 60)})
+    with pytest.raises(ex.DerivedColumnError, match="'total'"):
+        mech.privatize(raw, public=["total", "y", "d"], random_state=0)
+    # the explicit override publishes it and records what was found (no values)
+    rel = mech.privatize(raw, public=["total", "y", "d"], allow_derived=["total"],
+                         random_state=0)
+    assert "total" in rel.columns

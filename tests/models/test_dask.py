@@ -70,15 +70,60 @@ def test_dask_equals_pandas_on_fold_column(model, options):
     assert b.summary().as_text() == a.summary().as_text()
 
 
-def test_dask_equals_pandas_with_drawn_folds_and_repeated_splits():
-    """Folds drawn from the fit's stream are the same rows' folds with either backend."""
+def test_dask_drawn_folds_are_the_pandas_fits_on_those_folds():
+    """Dask draws folds per partition: each repeated split is the pandas fit on its folds.
+
+    Oracle: the folds that the Dask fit draws for split r (child stream r + 1 of the
+    fit's random state, as the fit spawns them) given to a pandas fit as labels.
+    """
+    from privinfer._validation import spawn_generators
+
     rel, mech = _released()
-    opts = {"n_rep": 3, "weights": "w"}
-    a = pi.PrivateATE.from_formula("y ~ d | x + C(g)", rel, mechanism=mech, degree=2, **opts).fit(5)
+    opts = {"n_rep": 3, "weights": "w", "variance": "influence"}
     ddf = dd.from_pandas(rel, npartitions=4)
-    b = pi.PrivateATE.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech, degree=2, **opts).fit(5)
+    model = pi.PrivateATE.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech, degree=2, **opts)
+    b = model.fit(5)
+    streams = spawn_generators(5, 4)
+    reps = []
+    for r in range(3):
+        labels = model._rows.fold_array(model._rows.draw_split(5, streams[r + 1]))
+        # stratified by treatment over the whole frame: every fold within one row per arm
+        # and partition of its share
+        for k in range(2):
+            counts = np.bincount(labels[rel["d"].to_numpy() == k], minlength=5)
+            assert counts.max() - counts.min() <= 1
+        one = {**opts, "n_rep": 1}
+        a = pi.PrivateATE.from_formula("y ~ d | x + C(g)", rel, mechanism=mech, degree=2, **one)
+        reps.append(a.fit(5, folds=labels).params.iloc[0])
+    np.testing.assert_allclose(b.rep_params.iloc[:, 0], reps, rtol=0, atol=TOL)
+    np.testing.assert_allclose(b.params.iloc[0], np.median(reps), rtol=0, atol=TOL)
+    # reproducible from the random state, and another state draws other folds
+    np.testing.assert_array_equal(model.fit(5).rep_params, b.rep_params)
+    assert not np.allclose(model.fit(6).rep_params, b.rep_params)
+
+
+def test_dask_clustered_drawn_folds_equal_pandas():
+    """Whole clusters are dealt to folds from per-cluster counts: the pandas folds exactly."""
+    rel, mech = _released()
+    a = pi.PrivateATT.from_formula("y ~ d | x + C(g)", rel, mechanism=mech, degree=2,
+                                   cluster="cl").fit(3)  # fmt: skip
+    ddf = dd.from_pandas(rel, npartitions=5)
+    b = pi.PrivateATT.from_formula("y ~ d | x + C(g)", ddf, mechanism=mech, degree=2,
+                                   cluster="cl").fit(3)  # fmt: skip
     _assert_same(a, b)
-    np.testing.assert_allclose(b.rep_params, a.rep_params, rtol=0, atol=TOL)
+
+
+def test_dask_two_way_clusters_equal_pandas():
+    rel, mech = _released()
+    rel["cl2"] = rel["cl"] % 7 + 10 * (rel["h"] == "u")
+    opts = {"cluster": ["cl", "cl2"], "weights": "w"}
+    a = pi.PrivateATE.from_formula("y ~ d | x", rel, mechanism=mech, degree=2, **opts)
+    ddf = dd.from_pandas(rel, npartitions=4)
+    b = pi.PrivateATE.from_formula("y ~ d | x", ddf, mechanism=mech, degree=2, **opts)
+    ra, rb = a.fit(0, folds="f"), b.fit(0, folds="f")
+    _assert_same(ra, rb)
+    np.testing.assert_array_equal(np.asarray(rb.clusters), ra.clusters)
+    assert rb.summary().as_text() == ra.summary().as_text()
 
 
 def test_fold_column_equals_fold_array_pandas():
@@ -218,9 +263,12 @@ def test_public_categorical_and_bool_covariates_split_across_partitions():
     )  # fmt: skip
     mech = pi.AlphaIdentity(0.8, {"x": pi.reference.Uniform(-1, 1)})
     rel = mech.privatize(raw, public=["d", "y", "h", "b"], random_state=1).sort_values("h")
+    rel["f"] = np.arange(n) % 5  # the same folds for both backends
     ddf = dd.from_pandas(rel, npartitions=5, sort=False)  # most partitions: one level of h
-    a = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", rel, degree=2).fit(0)
-    b = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", ddf, mechanism=mech, degree=2).fit(0)
+    a = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", rel, degree=2).fit(0, folds="f")
+    b = pi.PrivatePOM.from_formula("y ~ d | x + C(h) + b", ddf, mechanism=mech, degree=2).fit(
+        0, folds="f"
+    )
     _assert_same(a, b)
 
 
@@ -307,3 +355,104 @@ def test_dask_results_combine_like_pandas():
     da_, db_ = a[["E[Y(1)]"]] - a[["E[Y(0)]"]], b[["E[Y(1)]"]] - b[["E[Y(0)]"]]
     np.testing.assert_allclose(db_.params, da_.params, rtol=0, atol=TOL)
     np.testing.assert_allclose(db_.bse, da_.bse, rtol=0, atol=TOL)
+
+
+def _last_partition_bad(rel: pd.DataFrame, column: str, value) -> pd.DataFrame:
+    bad = rel.copy()
+    if isinstance(bad[column].dtype, pd.CategoricalDtype):
+        bad[column] = bad[column].cat.add_categories([value])
+    elif value is np.nan and bad[column].dtype.kind in "iu":
+        bad[column] = bad[column].astype(float)
+    bad.loc[bad.index[-1], column] = value
+    return bad
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "options", "error"),
+    [
+        ("y", np.nan, {}, pi.exceptions.MissingValueError),
+        ("y", np.inf, {}, pi.exceptions.MissingValueError),
+        ("x", 5.0, {}, pi.exceptions.OutOfSupportError),
+        ("g", "zz", {}, pi.exceptions.UnknownCategoryError),
+        ("w", -1.0, {"weights": "w"}, pi.exceptions.WeightsError),
+        ("w", np.nan, {"weights": "w"}, pi.exceptions.MissingValueError),
+        ("cl", np.nan, {"cluster": "cl"}, pi.exceptions.ClusterError),
+        ("h", np.nan, {}, pi.exceptions.MissingValueError),
+    ],
+)
+def test_a_bad_value_in_the_last_partition_only_raises_as_pandas(column, value, options, error):
+    """Every partition is checked, by the pandas checks: the same named error."""
+    rel, mech = _released(n=600)
+    bad = _last_partition_bad(rel, column, value)
+    formula = "y ~ d | x + C(g) + C(h)"
+    with pytest.raises(error):
+        pi.PrivateATE.from_formula(formula, bad, mechanism=mech, degree=2, **options)
+    ddf = dd.from_pandas(bad, npartitions=4)
+    first = ddf.partitions[0].compute()[column].astype(object)  # the bad row is not in it
+    assert (first == rel[column].iloc[: len(first)].astype(object)).all()
+    with pytest.raises(error):
+        pi.PrivateATE.from_formula(formula, ddf, mechanism=mech, degree=2, **options)
+
+
+def test_a_fold_label_missing_from_all_but_the_last_partition_is_checked():
+    rel, mech = _released(n=600)
+    rel["f"] = np.where(np.arange(len(rel)) < 450, rel["f"] % 4, 4)  # label 4: last rows only
+    ddf = dd.from_pandas(rel, npartitions=4)
+    model = pi.PrivateATE.from_formula("y ~ d | x", ddf, mechanism=mech, degree=2)
+    model.fit(0, folds="f")  # every label used: fine
+    rel["f"] = rel["f"].where(rel["f"] < 4, 7)  # an out-of-range label in the last partition
+    ddf = dd.from_pandas(rel, npartitions=4)
+    model = pi.PrivateATE.from_formula("y ~ d | x", ddf, mechanism=mech, degree=2)
+    with pytest.raises(FoldError, match=r"one label in 0\.\.4"):
+        model.fit(0, folds="f")
+
+
+def test_string_dtype_public_level_absent_from_the_first_rows():
+    """A public string level seen only in the last partition is coded (as pandas codes it)."""
+    rel, mech = _released(n=3000)
+    rel["s"] = pd.array(np.where(np.arange(len(rel)) < 2500, "early", "late"), dtype="string")
+    rel["y"] = rel["y"] + 2.0 * (rel["s"] == "late").to_numpy()
+    formula = "y ~ d | x + C(s)"
+    a = pi.PrivateATE.from_formula(formula, rel, mechanism=mech, degree=2).fit(0, folds="f")
+    ddf = dd.from_pandas(rel, npartitions=4)
+    assert str(ddf._meta["s"].dtype) == "string"
+    assert "late" not in set(ddf.partitions[0].compute()["s"])
+    b = pi.PrivateATE.from_formula(formula, ddf, mechanism=mech, degree=2).fit(0, folds="f")
+    _assert_same(a, b)
+
+
+def test_nothing_of_the_data_size_stays_on_the_client():
+    """The model and its fit keep no array with a row per released row (nor n x anything)."""
+    rel, mech = _released(n=3000)
+    ddf = dd.from_pandas(rel, npartitions=6)
+    model = pi.PrivateATE.from_formula(
+        "y ~ d | x + C(g) + C(h)", ddf, mechanism=mech, degree=2, variance="influence"
+    )
+    res = model.fit(0)
+
+    def arrays(obj, seen, depth=0):
+        if id(obj) in seen or depth > 6:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, np.ndarray):
+            yield obj
+        elif isinstance(obj, (pd.Series, pd.DataFrame)):
+            yield obj.to_numpy()
+        elif isinstance(obj, dict):
+            for v in obj.values():
+                yield from arrays(v, seen, depth + 1)
+        elif isinstance(obj, (list, tuple)):
+            for v in obj:
+                yield from arrays(v, seen, depth + 1)
+        elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+            if type(obj).__module__.startswith("privinfer"):
+                yield from arrays(vars(obj), seen, depth + 1)
+        elif hasattr(obj, "__dataclass_fields__"):
+            for f in obj.__dataclass_fields__:
+                yield from arrays(getattr(obj, f), seen, depth + 1)
+
+    found = list(arrays(model, set())) + list(arrays(res._record, set()))
+    assert found  # the walk reaches the model's arrays
+    sizes = [a.shape[0] for a in found if a.ndim]
+    assert max(sizes) < len(rel) // 6, sizes  # at most a partition's share of anything
+    assert model.inputs.y.size == 0 and model.inputs.n_obs == len(rel)
