@@ -63,6 +63,7 @@ from privinfer.models._inputs import (
     TreatmentOptions,
     _check_routes,
     check_given_folds,
+    order_treatment_levels,
     warn_empty_columns,
     weight_values,
 )
@@ -861,22 +862,7 @@ def _treatment_levels(
         levels = known + seen
     else:
         levels = sorted(pd.unique(values).tolist())
-    if len(levels) < 2:
-        raise DataMismatchError(
-            f"{owner}: treatment {meta.name!r} takes a single value {levels!r}."
-        )
-    if pd.api.types.is_float_dtype(meta.dtype) and len(levels) > 20:
-        raise DataMismatchError(
-            f"{owner}: treatment {meta.name!r} looks continuous ({len(levels)} distinct "
-            "values); it must be binary or categorical."
-        )
-    if reference_level is not None:
-        if reference_level not in levels:
-            raise DataMismatchError(
-                f"{owner}: reference_level {reference_level!r} not in {levels!r}."
-            )
-        levels = [reference_level] + [lv for lv in levels if lv != reference_level]
-    return levels
+    return order_treatment_levels(levels, meta, reference_level, owner)
 
 
 def _by_level(outs: list[dict[str, Any]], key: str, levels: list[Any]) -> FloatArray:

@@ -228,6 +228,32 @@ def resolve_mechanism(data: pd.DataFrame, mechanism: object, owner: str) -> Alph
     return mechanism
 
 
+def order_treatment_levels(
+    levels: list[Any], col: pd.Series, reference_level: Any, owner: str
+) -> list[Any]:
+    """Check the levels found in treatment ``col`` (data or metadata); reference level first.
+
+    Raises
+    ------
+    DataMismatchError
+        A single level, a continuous-looking treatment, or an unknown ``reference_level``.
+    """
+    if len(levels) < 2:
+        raise DataMismatchError(f"{owner}: treatment {col.name!r} takes a single value {levels!r}.")
+    if pd.api.types.is_float_dtype(col.dtype) and len(levels) > 20:
+        raise DataMismatchError(
+            f"{owner}: treatment {col.name!r} looks continuous ({len(levels)} distinct "
+            "values); it must be binary or categorical."
+        )
+    if reference_level is not None:
+        if reference_level not in levels:
+            raise DataMismatchError(
+                f"{owner}: reference_level {reference_level!r} not in {levels!r}."
+            )
+        levels = [reference_level] + [lv for lv in levels if lv != reference_level]
+    return levels
+
+
 def treatment_levels(
     col: pd.Series, reference_level: Any, owner: str
 ) -> tuple[list[Any], IntArray]:
@@ -242,20 +268,7 @@ def treatment_levels(
         levels = [lv for lv in col.cat.categories if (col == lv).any()]
     else:
         levels = sorted(pd.unique(col).tolist())
-    if len(levels) < 2:
-        raise DataMismatchError(f"{owner}: treatment {col.name!r} takes a single value {levels!r}.")
-    if pd.api.types.is_float_dtype(col) and len(levels) > 20:
-        raise DataMismatchError(
-            f"{owner}: treatment {col.name!r} looks continuous ({len(levels)} distinct "
-            "values); "
-            "it must be binary or categorical."
-        )
-    if reference_level is not None:
-        if reference_level not in levels:
-            raise DataMismatchError(
-                f"{owner}: reference_level {reference_level!r} not in {levels!r}."
-            )
-        levels = [reference_level] + [lv for lv in levels if lv != reference_level]
+    levels = order_treatment_levels(levels, col, reference_level, owner)
     mapping = {lv: i for i, lv in enumerate(levels)}
     codes = col.map(mapping).to_numpy()
     return levels, np.asarray(codes, dtype=np.int64)
