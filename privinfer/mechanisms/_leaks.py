@@ -35,7 +35,7 @@ the groupings use every row. Below :data:`MIN_ROWS` rows only the groupings run.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -219,24 +219,9 @@ def _forward_private(
     feats: dict[str, list[np.ndarray]], target: list[np.ndarray], threshold: float, kind: str
 ) -> tuple[list[str], float]:
     """Smallest set of private columns (forward selection) whose fit reaches the threshold."""
-    names = list(feats)
-    full = _adjusted_r2(_joint_design(feats, names, kind), target)
-    if full < threshold:
-        return [], full
-    chosen: list[str] = []
-    r2 = -math.inf
-    while len(chosen) < len(names):
-        scores = {
-            c: _adjusted_r2(_joint_design(feats, [*chosen, c], kind), target)
-            for c in names
-            if c not in chosen
-        }
-        best = max(scores, key=lambda c: scores[c])
-        chosen.append(best)
-        r2 = scores[best]
-        if r2 >= threshold:
-            break
-    return chosen, r2
+    return _forward_select(
+        list(feats), lambda names: _joint_design(feats, names, kind), target, threshold
+    )
 
 
 def format_leaks(leaks: Sequence[Leak]) -> str:
@@ -487,21 +472,33 @@ def _forward_linear(
 ) -> tuple[list[str], float]:
     """Smallest set (by forward selection) whose linear fit reaches the threshold."""
     Z = {c: _standardise(feats[c]) for c in names}
-    full = _adjusted_r2(np.column_stack([Z[c] for c in names]), targets)
+    return _forward_select(
+        names, lambda cols: np.column_stack([Z[c] for c in cols]), targets, threshold
+    )
+
+
+def _forward_select(
+    names: list[str],
+    design: Callable[[list[str]], np.ndarray],
+    targets: list[np.ndarray],
+    threshold: float,
+) -> tuple[list[str], float]:
+    """Forward selection of ``names`` until the adjusted R^2 of ``design`` reaches threshold.
+
+    Returns ``([], R^2 of all)`` when even all of them fall short.
+    """
+    full = _adjusted_r2(design(names), targets)
     if full < threshold:
         return [], full
     chosen: list[str] = []
     r2 = -math.inf
     while len(chosen) < len(names):
-        best, best_r2 = None, -math.inf
-        for c in names:
-            if c in chosen:
-                continue
-            val = _adjusted_r2(np.column_stack([Z[k] for k in [*chosen, c]]), targets)
-            if val > best_r2:
-                best, best_r2 = c, val
+        scores = {
+            c: _adjusted_r2(design([*chosen, c]), targets) for c in names if c not in chosen
+        }
+        best = max(scores, key=lambda c: scores[c])
         chosen.append(str(best))
-        r2 = best_r2
+        r2 = scores[best]
         if r2 >= threshold:
             break
     return chosen, r2
