@@ -37,7 +37,7 @@ def test_bootstrap_se_tracks_the_monte_carlo_spread_where_the_influence_se_does_
     # at n * alpha^2 = 500 the noisy nuisance fits (and their CV choices) add variance that
     # the influence values miss; the bootstrap must see a clear part of it
     est, se_if, se_boot = [], [], []
-    for rep in range(14):
+    for rep in range(24):
         raw = _design(2000, np.random.default_rng(100 + rep))
         a = _fit(raw, 1000 + rep, variance="influence")
         b = _fit(raw, 1000 + rep)
