@@ -36,6 +36,13 @@ from privinfer.exceptions import (
     TransportConvergenceWarning,
     WeightsError,
 )
+from privinfer.transport._deconvolution import (
+    MAX_COMPONENTS,
+    n_parameters,
+    posterior_draws,
+    row_space,
+    select_mixture,
+)
 from privinfer.transport._extrapolation import fit_hyperbolic, hyperbolic_curves
 from privinfer.transport._pot import import_ot
 from privinfer.transport._release import SummaryText, shape_text, warn_if_seeded
@@ -70,6 +77,7 @@ __all__ = [
 ]
 
 Method = Literal["emd", "sinkhorn"]
+Estimator = Literal["extrapolation", "deconvolution"]
 
 
 # ----------------------------------------------------------------------------------------
@@ -310,6 +318,7 @@ class CostEstimate:
     curve_terms: FloatArray = field(default_factory=lambda: np.zeros((2, 1, 0)))
     row_noise: float = 0.0
     row_noise_terms: FloatArray = field(default_factory=lambda: np.zeros(0))
+    n_components: int = 0
 
     def _with_bracket(self, alpha: float) -> CostEstimate:
         lo, hi = self.conf_int(alpha)
@@ -880,6 +889,9 @@ def estimate_transport_cost(
     max_iter: int | None = None,
     plan: FloatArray | None = None,
     extrapolate: bool = True,
+    estimator: Estimator = "extrapolation",
+    n_draws: int = 10,
+    random_state: RandomStateLike = None,
 ) -> CostEstimate:
     r"""Bias-corrected squared-Euclidean transport cost from a DPOT release, with a bracket.
 
@@ -1072,6 +1084,17 @@ def estimate_transport_cost(
     lev = check_in_interval(level, "level", owner, 0.0, 1.0, low_open=True, high_open=True)
     a_arr, b_arr = _check_marginals(a, b, Z.shape[0], T.shape[0], owner)
     sigma = published.sigma
+    if estimator not in ("extrapolation", "deconvolution"):
+        raise ValueError(
+            f"The 'estimator' parameter of {owner} must be 'extrapolation' or "
+            f"'deconvolution'. Got {estimator!r}."
+        )
+    deconvolve = estimator == "deconvolution"
+    if deconvolve:
+        D = check_int(n_draws, "n_draws", owner, 2)
+        rng = check_random_state(random_state)
+        space = _row_space_or_raise(Z, M, sigma, a_arr, owner)
+        extrapolate = False
     W = T @ M
     ot = import_ot()
     raw = ot.dist(Z, W, metric="sqeuclidean")
@@ -1159,6 +1182,11 @@ def estimate_transport_cost(
     estimate -= noise
     est_terms = est_terms - noise_parts
     std_error = float(est_terms.std(ddof=1) / np.sqrt(ell))
+    n_components = 0
+    if deconvolve:
+        estimate, std_error, excess, n_components = _deconvolution_estimate(
+            space, T, a_arr, b_arr, plan, D, rng, method, reg, max_iter)
+        kind = "deconvolution"
     return CostEstimate(
         estimate=estimate,
         std_error=std_error,
@@ -1179,7 +1207,53 @@ def estimate_transport_cost(
         curve_terms=curve_terms,
         row_noise=noise,
         row_noise_terms=noise_parts if noise != 0.0 else np.zeros(0),
+        n_components=n_components,
     )._with_bracket(alpha)
+
+
+def _row_space_or_raise(Z: FloatArray, M: FloatArray, sigma: float, a: FloatArray,
+                        owner: str) -> tuple[FloatArray, FloatArray, int]:
+    """``(x_hat, Sigma, max_components)`` of the deconvolution, or a clear error."""
+    k, ell = M.shape
+    space = row_space(Z, M, sigma)
+    if space is None:
+        raise DataMismatchError(
+            f"{owner}: estimator='deconvolution' needs fewer source features than "
+            f"projection columns and a projection of full rank (got n_features = {k}, "
+            f"ell = {ell}); use estimator='extrapolation' or publish with a larger ell."
+        )
+    n_eff = 1.0 / float(np.sum((a / a.sum()) ** 2))
+    fits = [c for c in range(1, MAX_COMPONENTS + 1) if n_parameters(c, k) < n_eff]
+    if not fits:
+        raise DataMismatchError(
+            f"{owner}: estimator='deconvolution' fits a Gaussian with a full covariance "
+            f"to the {k} source features, which needs more than {n_parameters(1, k)} "
+            f"(effective) source rows; got {n_eff:.4g}. Use estimator='extrapolation'."
+        )
+    return space[0], space[1], max(fits)
+
+
+def _deconvolution_estimate(
+    space: tuple[FloatArray, FloatArray, int], T: FloatArray, a: FloatArray, b: FloatArray,
+    plan: FloatArray, n_draws: int, rng: np.random.Generator, method: Method,
+    reg: float | None, max_iter: int | None,
+) -> tuple[float, float, float, int]:
+    """Posterior-mean transport cost, its posterior sd, plan excess and components."""
+    x_hat, Sigma, max_components = space
+    a_n = a / a.sum()
+    prior = select_mixture(x_hat, a_n, Sigma, max_components, rng)
+    draws = posterior_draws(x_hat, Sigma, prior, n_draws, rng)
+    ot = import_ot()
+    values = np.empty(n_draws)
+    plan_values = np.empty(n_draws)
+    for d in range(n_draws):
+        C_d = ot.dist(draws[d], T, metric="sqeuclidean")
+        values[d] = float(np.sum(solve_transport(C_d, a, b, method=method, reg=reg,
+                                                 max_iter=max_iter) * C_d))
+        plan_values[d] = float(np.sum(plan * C_d))
+    estimate = float(values.mean())
+    std_error = float(values.std(ddof=1) * np.sqrt(1.0 + 1.0 / n_draws))
+    return estimate, std_error, float(plan_values.mean() - estimate), prior.n_components
 
 
 def dpot(
