@@ -29,10 +29,10 @@ from privinfer._typing import FloatArray
 #: Largest number of mixture components tried.
 MAX_COMPONENTS = 5
 #: Random restarts (k-means++ starts) per number of components above one.
-N_INIT = 2
+N_INIT = 1
 #: EM iterations at most, and the relative change of the log-likelihood that stops it.
-MAX_ITER = 300
-TOL = 1e-8
+MAX_ITER = 200
+TOL = 1e-6
 #: Eigenvalue floor of a component covariance, relative to the mean variance of the data.
 _FLOOR = 1e-6
 
@@ -141,14 +141,14 @@ def fit_mixture(X: FloatArray, a: FloatArray, Sigma: FloatArray, n_components: i
         loglik = float(a @ lse)
         T = covs + Sigma[None]
         gain = np.swapaxes(np.linalg.solve(T, covs), 1, 2)  # V_c T_c^{-1}
-        cond = means[:, None, :] + np.einsum("cij,cnj->cni", gain, X[None] - means[:, None])
+        cond = means[:, None, :] + (X[None] - means[:, None]) @ np.swapaxes(gain, 1, 2)
         B = covs - gain @ covs
         wr = (a[:, None] * R).T  # (K, n)
         weights = np.maximum(wr.sum(axis=1), 1e-300)
         means = np.einsum("cn,cnj->cj", wr, cond) / weights[:, None]
         dev = cond - means[:, None, :]
-        covs = _psd_floor(np.einsum("cn,cni,cnj->cij", wr, dev, dev) / weights[:, None, None]
-                          + B, floor)
+        covs = _psd_floor(np.swapaxes(dev * wr[:, :, None], 1, 2) @ dev
+                          / weights[:, None, None] + B, floor)
         weights = weights / weights.sum()
         if loglik - previous <= TOL * abs(loglik):
             break
@@ -183,8 +183,7 @@ def posterior_draws(X: FloatArray, Sigma: FloatArray, prior: MixturePrior, n_dra
     covs = prior.covariances
     T = covs + Sigma[None]
     gain = np.swapaxes(np.linalg.solve(T, covs), 1, 2)
-    cond = prior.means[:, None, :] + np.einsum("cij,cnj->cni", gain,
-                                               X[None] - prior.means[:, None])
+    cond = prior.means[:, None, :] + (X[None] - prior.means[:, None]) @ np.swapaxes(gain, 1, 2)
     B = covs - gain @ covs
     chol = np.linalg.cholesky(_psd_floor(B, 1e-12 * max(float(np.abs(B).max()), 1e-300)))
     cum = np.cumsum(R, axis=1)

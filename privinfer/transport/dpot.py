@@ -77,7 +77,7 @@ __all__ = [
 ]
 
 Method = Literal["emd", "sinkhorn"]
-Estimator = Literal["extrapolation", "deconvolution"]
+Estimator = Literal["extrapolation", "deconvolution", "auto"]
 
 
 # ----------------------------------------------------------------------------------------
@@ -87,6 +87,9 @@ Estimator = Literal["extrapolation", "deconvolution"]
 _DEFAULT_LEVEL = 0.95
 #: Folds of the column partition that sets the noise levels of the extrapolation.
 _SIMEX_FOLDS = 4
+#: Largest noise ratio (noise variance over the source's spread) at which
+#: ``estimator="auto"`` deconvolves.
+_AUTO_NOISE_RATIO = 1.0
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -284,6 +287,12 @@ class CostEstimate:
     n_components : int
         Components of the deconvolved Gaussian-mixture prior (0 unless
         ``extrapolation == "deconvolution"``).
+    noise_ratio : float
+        :math:`\operatorname{tr}\Sigma/\hat v`: the variance of the privacy noise of a
+        source point (in the row space of the projection) over the estimated spread
+        :math:`\hat v` of the source points; NaN when the source has ``n_features >= ell``
+        or too few rows for the deconvolution. ``estimator="auto"`` deconvolves when it
+        is at most 1.
 
     See Also
     --------
@@ -324,6 +333,7 @@ class CostEstimate:
     row_noise: float = 0.0
     row_noise_terms: FloatArray = field(default_factory=lambda: np.zeros(0))
     n_components: int = 0
+    noise_ratio: float = float("nan")
 
     def _with_bracket(self, alpha: float) -> CostEstimate:
         lo, hi = self.conf_int(alpha)
@@ -939,12 +949,13 @@ def estimate_transport_cost(
     extrapolate : bool, default=True
         Extrapolate to zero noise (needs ``ell >= 4``); False returns the cross-fitted
         value as ``estimate``. Ignored with ``estimator="deconvolution"``.
-    estimator : {"extrapolation", "deconvolution"}, default="extrapolation"
+    estimator : {"extrapolation", "deconvolution", "auto"}, default="extrapolation"
         How ``estimate`` is obtained: simulation-extrapolation over column subsets, or
         the posterior mean of the cost under a Gaussian-mixture prior of the source
         points fitted by deconvolution in the row space of the projection (needs fewer
-        source features than ``ell``; see Notes). The bracket's model-free ends are the
-        same for both.
+        source features than ``ell``; see Notes), or ``"auto"``: the deconvolution
+        where it is available and the estimated ``noise_ratio`` is at most 1, the
+        extrapolation otherwise. The bracket's model-free ends are the same for all.
     n_draws : int, default=10
         Posterior draws of the source points (``estimator="deconvolution"`` only), one
         transport solve each.
@@ -1144,16 +1155,22 @@ def estimate_transport_cost(
     lev = check_in_interval(level, "level", owner, 0.0, 1.0, low_open=True, high_open=True)
     a_arr, b_arr = _check_marginals(a, b, Z.shape[0], T.shape[0], owner)
     sigma = published.sigma
-    if estimator not in ("extrapolation", "deconvolution"):
+    if estimator not in ("extrapolation", "deconvolution", "auto"):
         raise ValueError(
-            f"The 'estimator' parameter of {owner} must be 'extrapolation' or "
-            f"'deconvolution'. Got {estimator!r}."
+            f"The 'estimator' parameter of {owner} must be 'extrapolation', "
+            f"'deconvolution' or 'auto'. Got {estimator!r}."
         )
-    deconvolve = estimator == "deconvolution"
-    if deconvolve:
+    space, why_not = _deconvolution_space(Z, M, sigma, a_arr, owner)
+    noise_ratio = float("nan") if space is None else space[3]
+    if estimator == "deconvolution" and space is None:
+        raise DataMismatchError(why_not)
+    deconvolve = space is not None and (
+        estimator == "deconvolution"
+        or (estimator == "auto" and noise_ratio <= _AUTO_NOISE_RATIO))
+    if estimator != "extrapolation":
         D = check_int(n_draws, "n_draws", owner, 2)
         rng = check_random_state(random_state)
-        space = _row_space_or_raise(Z, M, sigma, a_arr, owner)
+    if deconvolve:
         extrapolate = False
     W = T @ M
     ot = import_ot()
@@ -1268,38 +1285,50 @@ def estimate_transport_cost(
         row_noise=noise,
         row_noise_terms=noise_parts if noise != 0.0 else np.zeros(0),
         n_components=n_components,
+        noise_ratio=noise_ratio,
     )._with_bracket(alpha)
 
 
-def _row_space_or_raise(Z: FloatArray, M: FloatArray, sigma: float, a: FloatArray,
-                        owner: str) -> tuple[FloatArray, FloatArray, int]:
-    """``(x_hat, Sigma, max_components)`` of the deconvolution, or a clear error."""
+def _deconvolution_space(
+    Z: FloatArray, M: FloatArray, sigma: float, a: FloatArray, owner: str
+) -> tuple[tuple[FloatArray, FloatArray, int, float] | None, str]:
+    r"""``((x_hat, Sigma, max_components, noise_ratio), "")``, or ``(None, reason)``.
+
+    ``noise_ratio`` is :math:`\operatorname{tr}\Sigma / \hat v` with :math:`\hat v`
+    the unbiased estimate of the source's spread (infinite when it is not positive).
+    """
     k, ell = M.shape
     space = row_space(Z, M, sigma)
     if space is None:
-        raise DataMismatchError(
+        return None, (
             f"{owner}: estimator='deconvolution' needs fewer source features than "
             f"projection columns and a projection of full rank (got n_features = {k}, "
             f"ell = {ell}); use estimator='extrapolation' or publish with a larger ell."
         )
-    n_eff = 1.0 / float(np.sum((a / a.sum()) ** 2))
+    a_n = a / a.sum()
+    n_eff = 1.0 / float(np.sum(a_n**2))
     fits = [c for c in range(1, MAX_COMPONENTS + 1) if n_parameters(c, k) < n_eff]
     if not fits:
-        raise DataMismatchError(
+        return None, (
             f"{owner}: estimator='deconvolution' fits a Gaussian with a full covariance "
             f"to the {k} source features, which needs more than {n_parameters(1, k)} "
             f"(effective) source rows; got {n_eff:.4g}. Use estimator='extrapolation'."
         )
-    return space[0], space[1], max(fits)
+    x_hat, Sigma = space
+    spread = float(a_n @ np.sum((x_hat - a_n @ x_hat) ** 2, axis=1)
+                   - np.trace(Sigma) * (1.0 - 1.0 / n_eff))
+    ratio = float(np.trace(Sigma)) / spread if spread > 0 else float("inf")
+    return (x_hat, Sigma, max(fits), ratio), ""
 
 
 def _deconvolution_estimate(
-    space: tuple[FloatArray, FloatArray, int], T: FloatArray, a: FloatArray, b: FloatArray,
+    space: tuple[FloatArray, FloatArray, int, float], T: FloatArray, a: FloatArray,
+    b: FloatArray,
     plan: FloatArray, n_draws: int, rng: np.random.Generator, method: Method,
     reg: float | None, max_iter: int | None,
 ) -> tuple[float, float, float, int]:
     """Calibrated posterior-mean cost, its standard error, plan excess and components."""
-    x_hat, Sigma, max_components = space
+    x_hat, Sigma, max_components, _ = space
     mass = float(a.sum())
     a_n, b_n = a / mass, b / float(b.sum())
     prior = select_mixture(x_hat, a_n, Sigma, max_components, rng)

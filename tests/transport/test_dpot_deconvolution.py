@@ -132,3 +132,26 @@ def test_deconvolution_is_reproducible_and_validated():
     pub_w = DPOTSource(eps=5.0, delta=1e-5, ell=16, random_state=1).publish(wide)
     with pytest.raises(DataMismatchError, match="source rows"):
         estimate_transport_cost(pub_w, wide, estimator="deconvolution")
+
+
+def test_auto_deconvolves_only_where_the_noise_is_below_the_spread():
+    Xs = _clusters(90, 0.5, seed=12)
+    Xt = np.random.default_rng(13).normal(3.0, 2.0, size=(80, 2))
+    spread = np.mean(np.sum((Xs - Xs.mean(axis=0)) ** 2, axis=1))
+    for eps, expect in ((50.0, "deconvolution"), (0.5, "hyperbolic")):
+        pub = DPOTSource(eps=eps, delta=1e-5, ell=16, random_state=4).publish(Xs)
+        auto = estimate_transport_cost(pub, Xt, estimator="auto", random_state=5)
+        ref = estimate_transport_cost(pub, Xt, estimator=expect.replace(
+            "hyperbolic", "extrapolation"), random_state=5)
+        assert auto.extrapolation == expect
+        assert auto.estimate == ref.estimate
+        # the noise ratio estimates tr(Sigma) / spread of the source points (the spread
+        # is estimated well when the noise is small)
+        M = pub.projection
+        ratio = pub.sigma**2 * np.trace(np.linalg.inv(M @ M.T)) / spread
+        if eps == 50.0:
+            assert auto.noise_ratio == pytest.approx(ratio, rel=0.1)
+        assert (auto.noise_ratio <= 1.0) == (expect == "deconvolution") == (ratio <= 1.0)
+    square = DPOTSource(eps=50.0, delta=1e-5, ell=2, random_state=1).publish(Xs)
+    fallback = estimate_transport_cost(square, Xt[:, :2], estimator="auto")
+    assert fallback.extrapolation == "none" and np.isnan(fallback.noise_ratio)
