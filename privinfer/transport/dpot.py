@@ -1083,23 +1083,35 @@ def estimate_transport_cost(
     Hogg and Roweis, 2011; the Gaussian-mixture counterpart of the Kiefer and
     Wolfowitz (1956) NPMLE, computed by Koenker and Mizera (2014) as a convex
     program), with 1 to 5 components chosen by AIC. Given :math:`\hat x_i`, the
-    posterior of :math:`x^s_i` is a Gaussian mixture; for :math:`d = 1..D` a draw
-    :math:`x^{(d)}` of all points gives :math:`W^{(d)} = \min_\gamma\langle\gamma,
-    C(x^{(d)}, X_t)\rangle` in the original space, and ``estimate`` is
-    :math:`\bar W = D^{-1}\sum_d W^{(d)}`, the posterior mean of :math:`W` under the
-    fitted prior (a Monte Carlo approximation of the Bayes estimate).
-    ``std_error`` is the posterior standard deviation of the :math:`W^{(d)}` times
-    :math:`\sqrt{1 + 1/D}`; it ignores the error of the fitted prior, so the bracket
-    keeps the model-free ends above. ``plan_excess`` is the posterior mean of
-    :math:`\langle\tilde\gamma, C\rangle - W`. The discrete NPMLE itself (atoms at
-    the data) was tried and not kept: with few points per dimension it overfits
-    (its support is rougher than the source's), and its posterior draws duplicate
-    atoms, both of which bias :math:`W` upward. The estimate is accurate when the noise
-    is small against the structure of the source (then much more accurate than the
-    extrapolation, which carries the projection error); when the noise is comparable to
-    or larger than the spread of the source, the fitted prior is too dispersed (a
-    covariance estimated under noise is floored at zero, never below) and the estimate
-    is biased upward.
+    posterior of :math:`x^s_i` is a Gaussian mixture. With weights :math:`a` summing to
+    one (the estimate scales with their total), the squared-Euclidean cost splits
+    exactly into a mean part and the cost between the centred measures,
+    :math:`W = \lVert m_s - m_t\rVert^2 + W_c`. The mean part is estimated without
+    bias by :math:`\lVert\hat m - m_t\rVert^2 - \operatorname{tr}\Sigma\sum_i a_i^2`
+    (:math:`\hat m = \sum_i a_i\hat x_i`). For :math:`d = 1..D` a posterior draw
+    :math:`x^{(d)}` of all points is centred and rescaled so that its spread
+    :math:`\sum_i a_i\lVert x^{(d)}_i - \bar x^{(d)}\rVert^2` equals the unbiased
+    :math:`\hat v = \sum_i a_i\lVert\hat x_i - \hat m\rVert^2 -
+    \operatorname{tr}\Sigma\,(1 - \sum_i a_i^2)` (0 when negative): the first two
+    moments of the ensemble are matched, as in the constrained Bayes estimates of a
+    population of parameters (Louis, 1984), since a fitted prior is too dispersed when
+    the noise is strong. :math:`W_c^{(d)}` is the optimal cost from the calibrated draw
+    to the centred target, and ``estimate`` is :math:`\hat W = \text{mean part} +
+    D^{-1}\sum_d W_c^{(d)}`, a Monte Carlo approximation of the posterior mean of
+    :math:`W`. ``std_error`` joins the spread of the :math:`W_c^{(d)}` (times
+    :math:`\sqrt{1 + 1/D}`) and the delta-method variance of the mean part; it ignores
+    the error of the fitted prior's shape, so the bracket keeps the model-free ends
+    above. ``plan_excess`` is the mean over draws of the excess cost of the private
+    plan over the draw's optimal plan. The discrete NPMLE itself (atoms at the data)
+    was tried and not kept: with few points per dimension it overfits (its support is
+    rougher than the source's) and its posterior draws duplicate atoms, both of which
+    bias :math:`W` upward. The estimate is accurate when the noise is small against the
+    spread of the source (there, much more accurate than the extrapolation, which
+    carries the projection error); when the noise variance is comparable to the spread
+    or larger, the shape of the source (its clusters, the anisotropy of its covariance)
+    cannot be recovered, a smoother prior costs more to transport, and the estimate is
+    biased upward. ``estimator="auto"`` therefore deconvolves only where
+    :math:`\operatorname{tr}\Sigma \le \hat v` (``noise_ratio`` at most 1).
 
     References
     ----------
@@ -1118,6 +1130,8 @@ def estimate_transport_cost(
     .. [7] Bovy, Hogg and Roweis (2011). Extreme deconvolution: inferring complete
        distribution functions from noisy, heterogeneous and incomplete observations.
        Ann. Appl. Stat. 5, 1657-1677.
+    .. [8] Louis (1984). Estimating a population of parameter values using Bayes and
+       empirical Bayes methods. JASA 79, 393-398.
 
     Examples
     --------
