@@ -152,7 +152,7 @@ def one_run(args: tuple[str, float, int, bool, str]) -> np.ndarray:
     name, eps, seed, quick, estimator = args
     Xs, Xt, ell = design(name, quick)
     pub = DPOTSource(eps, DELTA, ell, random_state=seed).publish(Xs)
-    res = dpot(pub, Xt)
+    res = dpot(pub, Xt, estimator="extrapolation")
     ext = res.estimate
     out = np.full((len(ESTIMATORS), 5), np.nan)
     out[0] = ext.in_sample, ext.estimate, ext.lower, ext.upper, ext.plan_excess
@@ -176,7 +176,7 @@ def timing(name: str, quick: bool, estimator: str, runs: int = 5) -> tuple[float
         res = dpot(pub, Xt, n_folds=None)
         t1 = time.perf_counter()
         if estimator == "extrapolation":
-            dpot(pub, Xt)
+            dpot(pub, Xt, estimator="extrapolation")
         else:
             estimate_transport_cost(pub, Xt, estimator=estimator, plan=res.plan,
                                     random_state=1)

@@ -303,11 +303,14 @@ class CostEstimate:
     >>> rng = np.random.default_rng(0)
     >>> Xs, Xt = rng.normal(size=(40, 3)), rng.normal(1.0, 1.0, size=(40, 3))
     >>> pub = DPOTSource(eps=10.0, delta=1e-5, ell=32).publish(Xs)
-    >>> est = estimate_transport_cost(pub, Xt)
+    >>> est = estimate_transport_cost(pub, Xt, estimator="extrapolation")
     >>> bool(est.lower <= est.estimate <= est.upper), est.n_folds, est.in_terms.shape
     (True, 4, (32,))
     >>> est.extrapolation, est.noise_levels.round(2).tolist()
     ('hyperbolic', [1.0, 1.33, 2.0, 4.0])
+    >>> auto = estimate_transport_cost(pub, Xt, random_state=0)  # low noise: deconvolved
+    >>> auto.extrapolation, bool(auto.noise_ratio <= 1.0), auto.n_components >= 1
+    ('deconvolution', True, True)
     >>> lo, hi = est.conf_int(alpha=0.5)  # a narrower bracket
     >>> bool(est.lower <= lo <= hi <= est.upper)
     True
@@ -478,7 +481,7 @@ class DPOTResult:
                 f"{f'{100 * est.level:.0f}% bracket of W:':<30}{bracket:>26}",
                 f"{'W~ in-sample (biased down):':<30}{est.in_sample:>26.5g}",
                 f"{'Held-out (biased up):':<30}{est.held_out:>26.5g}",
-                f"{'Extrapolated from:':<30}"
+                f"{'Estimator:':<30}"
                 f"{f'{est.extrapolation}, cross-fit {est.crossfit:.4g}':>26}",
                 f"{'Plan excess cost (rel.):':<30}"
                 f"{f'{est.plan_excess:.4g} ({rel})':>26}",
@@ -904,7 +907,7 @@ def estimate_transport_cost(
     max_iter: int | None = None,
     plan: FloatArray | None = None,
     extrapolate: bool = True,
-    estimator: Estimator = "extrapolation",
+    estimator: Estimator = "auto",
     n_draws: int = 10,
     random_state: RandomStateLike = None,
 ) -> CostEstimate:
@@ -949,7 +952,7 @@ def estimate_transport_cost(
     extrapolate : bool, default=True
         Extrapolate to zero noise (needs ``ell >= 4``); False returns the cross-fitted
         value as ``estimate``. Ignored with ``estimator="deconvolution"``.
-    estimator : {"extrapolation", "deconvolution", "auto"}, default="extrapolation"
+    estimator : {"auto", "extrapolation", "deconvolution"}, default="auto"
         How ``estimate`` is obtained: simulation-extrapolation over column subsets, or
         the posterior mean of the cost under a Gaussian-mixture prior of the source
         points fitted by deconvolution in the row space of the projection (needs fewer
@@ -957,11 +960,12 @@ def estimate_transport_cost(
         where it is available and the estimated ``noise_ratio`` is at most 1, the
         extrapolation otherwise. The bracket's model-free ends are the same for all.
     n_draws : int, default=10
-        Posterior draws of the source points (``estimator="deconvolution"`` only), one
+        Posterior draws of the source points when the deconvolution is used, one
         transport solve each.
     random_state : int, SeedSequence, Generator or None, default=None
-        Source of the mixture's starting values and of the posterior draws
-        (``estimator="deconvolution"`` only); None draws fresh OS entropy.
+        Source of the mixture's starting values and of the posterior draws (only used
+        by the deconvolution; the extrapolation is deterministic); None draws fresh OS
+        entropy.
 
     Returns
     -------
@@ -1383,6 +1387,8 @@ def dpot(
     reg: float | None = None,
     max_iter: int | None = None,
     n_folds: int | None = 4,
+    estimator: Estimator = "auto",
+    random_state: RandomStateLike = None,
 ) -> DPOTResult:
     r"""Target side of DPOT: debiased cost, transport plan, :math:`\tilde W` and a usable cost.
 
@@ -1411,6 +1417,11 @@ def dpot(
     n_folds : int or None, default=4
         Column folds of the cost estimate; None skips it. No estimate when ``ell < 2``;
         no extrapolation to zero noise when ``ell < 4``.
+    estimator : {"auto", "extrapolation", "deconvolution"}, default="auto"
+        How the cost estimate is obtained (see :func:`estimate_transport_cost`).
+    random_state : int, SeedSequence, Generator or None, default=None
+        Source of the deconvolution's randomness (posterior draws); None draws fresh
+        OS entropy.
 
     Returns
     -------
@@ -1474,7 +1485,8 @@ def dpot(
         try:
             estimate = estimate_transport_cost(
                 published, Xt, a=a_arr, b=b_arr, n_folds=n_folds, method=method, reg=reg,
-                max_iter=max_iter, plan=plan)
+                max_iter=max_iter, plan=plan, estimator=estimator,
+                random_state=random_state)
         except TransportConvergenceError as exc:
             warnings.warn(
                 f"dpot: the cost estimate was skipped (estimate=None) because a fold plan "
@@ -1841,6 +1853,10 @@ class DPOT:
         Solver iteration cap (see :func:`solve_transport`).
     n_folds : int or None, default=4
         Column folds of the cost estimate; None skips it (one solve).
+    estimator : {"auto", "extrapolation", "deconvolution"}, default="auto"
+        How the cost estimate is obtained (see :func:`estimate_transport_cost`).
+    random_state : int, SeedSequence, Generator or None, default=None
+        Source of the deconvolution's randomness; None draws fresh OS entropy.
 
     Attributes
     ----------
@@ -1890,11 +1906,15 @@ class DPOT:
         reg: float | None = None,
         max_iter: int | None = None,
         n_folds: int | None = 4,
+        estimator: Estimator = "auto",
+        random_state: RandomStateLike = None,
     ) -> None:
         self.method = method
         self.reg = reg
         self.max_iter = max_iter
         self.n_folds = n_folds
+        self.estimator = estimator
+        self.random_state = random_state
 
     def fit(
         self,
@@ -1922,7 +1942,8 @@ class DPOT:
             The fitted estimator.
         """
         res = dpot(published, Xt, a=a, b=b, method=self.method, reg=self.reg,
-                   max_iter=self.max_iter, n_folds=self.n_folds)
+                   max_iter=self.max_iter, n_folds=self.n_folds, estimator=self.estimator,
+                   random_state=self.random_state)
         self.result_ = res
         self.plan_ = res.plan
         self.cost_ = res.cost

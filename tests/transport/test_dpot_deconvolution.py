@@ -10,9 +10,11 @@ pytest.importorskip("dp_accounting")
 
 from privinfer.exceptions import DataMismatchError  # noqa: E402
 from privinfer.transport import (  # noqa: E402
+    DPOT,
     DPOTSource,
     PrivacyStatement,
     PublishedSource,
+    dpot,
     estimate_transport_cost,
     publish_rows,
 )
@@ -106,7 +108,8 @@ def test_deconvolution_is_close_to_pot_on_clustered_data_at_large_eps():
         est = estimate_transport_cost(pub, Xt, estimator="deconvolution", random_state=seed)
         assert est.lower <= est.estimate <= est.upper
         values.append(est.estimate)
-        extrapolated.append(estimate_transport_cost(pub, Xt).estimate)
+        extrapolated.append(
+            estimate_transport_cost(pub, Xt, estimator="extrapolation").estimate)
     # the posterior draws carry no projection error: within 5% of W in every release,
     # and much closer than the extrapolation (whose column noise includes the projection)
     np.testing.assert_allclose(values, W, rtol=0.05)
@@ -141,8 +144,8 @@ def test_auto_deconvolves_only_where_the_noise_is_below_the_spread():
     for eps, expect in ((50.0, "deconvolution"), (0.5, "hyperbolic")):
         pub = DPOTSource(eps=eps, delta=1e-5, ell=16, random_state=4).publish(Xs)
         auto = estimate_transport_cost(pub, Xt, estimator="auto", random_state=5)
-        ref = estimate_transport_cost(pub, Xt, estimator=expect.replace(
-            "hyperbolic", "extrapolation"), random_state=5)
+        kind = "deconvolution" if expect == "deconvolution" else "extrapolation"
+        ref = estimate_transport_cost(pub, Xt, estimator=kind, random_state=5)
         assert auto.extrapolation == expect
         assert auto.estimate == ref.estimate
         # the noise ratio estimates tr(Sigma) / spread of the source points (the spread
@@ -155,3 +158,18 @@ def test_auto_deconvolves_only_where_the_noise_is_below_the_spread():
     square = DPOTSource(eps=50.0, delta=1e-5, ell=2, random_state=1).publish(Xs)
     fallback = estimate_transport_cost(square, Xt[:, :2], estimator="auto")
     assert fallback.extrapolation == "none" and np.isnan(fallback.noise_ratio)
+
+
+def test_dpot_and_the_estimator_class_default_to_auto_with_a_random_state():
+    Xs = _clusters(60, 0.5, seed=14)
+    Xt = np.random.default_rng(15).normal(3.0, 2.0, size=(50, 2))
+    pub = DPOTSource(eps=50.0, delta=1e-5, ell=16, random_state=2).publish(Xs)
+    res = dpot(pub, Xt, random_state=7)
+    assert res.estimate.extrapolation == "deconvolution"
+    direct = estimate_transport_cost(pub, Xt, plan=res.plan, random_state=7)
+    assert res.estimate.estimate == direct.estimate
+    fits = [DPOT(random_state=7).fit(pub, Xt).estimate_.estimate for _ in range(2)]
+    assert fits[0] == fits[1] == res.estimate.estimate
+    old = DPOT(estimator="extrapolation").fit(pub, Xt)
+    assert old.estimate_.extrapolation == "hyperbolic"
+    assert "Estimator:" in str(old.summary())
