@@ -469,6 +469,13 @@ class DPOTResult:
             "-" * 56,
         ]
         est = self.estimate
+        if est is not None and np.isfinite(est.noise_ratio):
+            # tr Sigma over the estimated spread of the source: above 1, one point's noise
+            # exceeds the spread of the whole source (see estimate_transport_cost)
+            lines[6] = (
+                f"{'Noise sigma (noise/spread):':<30}"
+                f"{f'{p.sigma:.4g} ({est.noise_ratio:.2g})':>26}"
+            )
         if est is None:
             lines.append(f"{'W~ (biased downward):':<30}{self.w_tilde:>26.5g}")
             lines.append("No bias-corrected estimate (n_folds=None or ell < 2).")

@@ -173,3 +173,18 @@ def test_dpot_and_the_estimator_class_default_to_auto_with_a_random_state():
     old = DPOT(estimator="extrapolation").fit(pub, Xt)
     assert old.estimate_.extrapolation == "hyperbolic"
     assert "Estimator:" in str(old.summary())
+
+
+def test_summary_reports_the_noise_ratio_that_chose_the_estimator():
+    Xs = _clusters(60, 0.5, seed=14)
+    Xt = np.random.default_rng(15).normal(3.0, 2.0, size=(50, 2))
+    for eps in (50.0, 0.5):
+        pub = DPOTSource(eps=eps, delta=1e-5, ell=16, random_state=2).publish(Xs)
+        res = dpot(pub, Xt, random_state=7)
+        text = str(res.summary())
+        ratio = res.estimate.noise_ratio
+        assert np.isfinite(ratio)
+        assert f"({ratio:.2g})" in text and "Noise sigma (noise/spread):" in text
+        assert len(text.splitlines()) <= 15
+        # the rule of estimator="auto": deconvolve where the noise is below the spread
+        assert (res.estimate.extrapolation == "deconvolution") == (ratio <= 1.0)
