@@ -535,8 +535,7 @@ def cv_spectral(
     const = np.zeros(F) if const_folds is None else np.asarray(const_folds, dtype=float)
     wf = n_rows / n_rows.sum()
     rows = []
-    best = (np.inf, 0, 0)
-    beats_null = []
+    crits, beats_null = [], []
     # training averages of every fold at once: row weights of the other folds
     W = np.where(np.eye(F, dtype=bool), 0.0, n_rows[None, :])
     W = W / W.sum(axis=1, keepdims=True)
@@ -565,19 +564,14 @@ def cv_spectral(
         # a fit worse than the zero fit on some held-out fold is unstable, however low
         # its mean loss: held-out losses are unbounded below
         beats_null.append(np.where((losses <= const[None, :]).all(axis=1), crit, np.inf))
-        r = int(np.argmin(crit))  # first minimum, as the scan in grid order
-        if crit[r] < best[0]:
-            best = (float(crit[r]), ci, r)
-    stable = (np.inf, 0, 0)
-    for ci, crit in enumerate(beats_null):
-        r = int(np.argmin(crit))
-        if crit[r] < stable[0]:
-            stable = (float(crit[r]), ci, r)
-    if np.isfinite(stable[0]):
-        best = stable
+        crits.append(crit)
+    # first minimum in (candidate, grid) order, among the pairs that beat the zero fit on
+    # every fold if there are any
+    stable = np.stack(beats_null)
+    grid = stable if np.isfinite(stable).any() else np.stack(crits)
+    ci, r = divmod(int(np.argmin(grid)), rel.size)
     table = pd.DataFrame({k: np.concatenate([r[k] for r in rows]) for k in rows[0]})
-    _, ci, r = best
-    if not np.isfinite(best[0]):  # every pair needed the floor: the most regularised one
+    if not np.isfinite(grid[ci, r]):  # every pair needed the floor: the most regularised one
         ci, r = 0, int(np.argmax(rel))
     loss = float(table.loc[ci * rel.size + r, "loss"])
     idx = cands[ci]

@@ -101,6 +101,18 @@ def _responsibilities(X: FloatArray, prior_w: FloatArray, means: FloatArray,
     return np.exp(lp - lse[:, None]), lse
 
 
+def _conditionals(X: FloatArray, means: FloatArray, covs: FloatArray, Sigma: FloatArray
+                  ) -> tuple[FloatArray, FloatArray]:
+    r"""Per-component posterior means ``(K, n, k)`` and covariances ``(K, k, k)``.
+
+    :math:`b_{ic} = \mu_c + V_c T_c^{-1}(\hat x_i - \mu_c)` and
+    :math:`B_c = V_c - V_c T_c^{-1} V_c`, :math:`T_c = V_c + \Sigma`.
+    """
+    gain = np.swapaxes(np.linalg.solve(covs + Sigma[None], covs), 1, 2)  # V_c T_c^{-1}
+    cond = means[:, None, :] + (X[None] - means[:, None]) @ np.swapaxes(gain, 1, 2)
+    return cond, covs - gain @ covs
+
+
 def _kmeanspp(X: FloatArray, a: FloatArray, K: int, rng: np.random.Generator) -> FloatArray:
     """k-means++ seeding (weighted by ``a``): ``K`` rows of ``X``."""
     centres = np.empty((K, X.shape[1]))
@@ -139,10 +151,7 @@ def fit_mixture(X: FloatArray, a: FloatArray, Sigma: FloatArray, n_components: i
     for _ in range(MAX_ITER):
         R, lse = _responsibilities(X, weights, means, covs, Sigma)
         loglik = float(a @ lse)
-        T = covs + Sigma[None]
-        gain = np.swapaxes(np.linalg.solve(T, covs), 1, 2)  # V_c T_c^{-1}
-        cond = means[:, None, :] + (X[None] - means[:, None]) @ np.swapaxes(gain, 1, 2)
-        B = covs - gain @ covs
+        cond, B = _conditionals(X, means, covs, Sigma)
         wr = (a[:, None] * R).T  # (K, n)
         weights = np.maximum(wr.sum(axis=1), 1e-300)
         means = np.einsum("cn,cnj->cj", wr, cond) / weights[:, None]
@@ -180,11 +189,7 @@ def posterior_draws(X: FloatArray, Sigma: FloatArray, prior: MixturePrior, n_dra
     """
     n, k = X.shape
     R, _ = _responsibilities(X, prior.weights, prior.means, prior.covariances, Sigma)
-    covs = prior.covariances
-    T = covs + Sigma[None]
-    gain = np.swapaxes(np.linalg.solve(T, covs), 1, 2)
-    cond = prior.means[:, None, :] + (X[None] - prior.means[:, None]) @ np.swapaxes(gain, 1, 2)
-    B = covs - gain @ covs
+    cond, B = _conditionals(X, prior.means, prior.covariances, Sigma)
     chol = np.linalg.cholesky(_psd_floor(B, 1e-12 * max(float(np.abs(B).max()), 1e-300)))
     cum = np.cumsum(R, axis=1)
     comp = np.minimum((cum[None] < rng.random((n_draws, n, 1))).sum(axis=2),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 from scipy import stats
@@ -465,17 +465,15 @@ class DPOTResult:
             f"{'Target rows:':<30}{m:>26}",
             f"{'Privacy (eps, delta):':<30}{f'({p.eps:.4g}, {p.delta:.3g})':>26}",
             f"{'Neighbour relation:':<30}{p.neighbour:>26}",
-            f"{'Noise sigma:':<30}{p.sigma:>26.4g}",
+            # with the noise ratio (tr Sigma over the source's estimated spread) when known:
+            # above 1, one point's noise exceeds the spread of the whole source
+            f"{'Noise sigma (noise/spread):':<30}"
+            f"{f'{p.sigma:.4g} ({self.estimate.noise_ratio:.2g})':>26}"
+            if self.estimate is not None and np.isfinite(self.estimate.noise_ratio)
+            else f"{'Noise sigma:':<30}{p.sigma:>26.4g}",
             "-" * 56,
         ]
         est = self.estimate
-        if est is not None and np.isfinite(est.noise_ratio):
-            # tr Sigma over the estimated spread of the source: above 1, one point's noise
-            # exceeds the spread of the whole source (see estimate_transport_cost)
-            lines[6] = (
-                f"{'Noise sigma (noise/spread):':<30}"
-                f"{f'{p.sigma:.4g} ({est.noise_ratio:.2g})':>26}"
-            )
         if est is None:
             lines.append(f"{'W~ (biased downward):':<30}{self.w_tilde:>26.5g}")
             lines.append("No bias-corrected estimate (n_folds=None or ell < 2).")
@@ -1186,7 +1184,7 @@ def estimate_transport_cost(
             f"'deconvolution' or 'auto'. Got {estimator!r}."
         )
     space, why_not = _deconvolution_space(Z, M, sigma, a_arr, owner)
-    noise_ratio = float("nan") if space is None else space[3]
+    noise_ratio = float("nan") if space is None else space.noise_ratio
     if estimator == "deconvolution" and space is None:
         raise DataMismatchError(why_not)
     deconvolve = space is not None and (
@@ -1314,13 +1312,28 @@ def estimate_transport_cost(
     )._with_bracket(alpha)
 
 
+class _DeconvolutionSpace(NamedTuple):
+    """The release in the row space of the projection (see :func:`_deconvolution_space`)."""
+
+    x_hat: FloatArray
+    Sigma: FloatArray
+    max_components: int
+    spread: float  # unbiased estimate of the source's spread sum_i a_i ||x_i - m||^2
+
+    @property
+    def noise_ratio(self) -> float:
+        """``tr Sigma / spread`` (infinite when the spread is not positive)."""
+        return float(np.trace(self.Sigma)) / self.spread if self.spread > 0 else float("inf")
+
+
 def _deconvolution_space(
     Z: FloatArray, M: FloatArray, sigma: float, a: FloatArray, owner: str
-) -> tuple[tuple[FloatArray, FloatArray, int, float] | None, str]:
-    r"""``((x_hat, Sigma, max_components, noise_ratio), "")``, or ``(None, reason)``.
+) -> tuple[_DeconvolutionSpace | None, str]:
+    r"""``(space, "")``, or ``(None, reason)`` when the deconvolution is not available.
 
-    ``noise_ratio`` is :math:`\operatorname{tr}\Sigma / \hat v` with :math:`\hat v`
-    the unbiased estimate of the source's spread (infinite when it is not positive).
+    ``space.spread`` is :math:`\hat v = \sum_i a_i\lVert\hat x_i - \hat m\rVert^2 -
+    \operatorname{tr}\Sigma\,(1 - \sum_i a_i^2)`, unbiased for the source's spread
+    (weights normalised to one).
     """
     k, ell = M.shape
     space = row_space(Z, M, sigma)
@@ -1342,18 +1355,17 @@ def _deconvolution_space(
     x_hat, Sigma = space
     spread = float(a_n @ np.sum((x_hat - a_n @ x_hat) ** 2, axis=1)
                    - np.trace(Sigma) * (1.0 - 1.0 / n_eff))
-    ratio = float(np.trace(Sigma)) / spread if spread > 0 else float("inf")
-    return (x_hat, Sigma, max(fits), ratio), ""
+    return _DeconvolutionSpace(x_hat, Sigma, max(fits), spread), ""
 
 
 def _deconvolution_estimate(
-    space: tuple[FloatArray, FloatArray, int, float], T: FloatArray, a: FloatArray,
+    space: _DeconvolutionSpace, T: FloatArray, a: FloatArray,
     b: FloatArray,
     plan: FloatArray, n_draws: int, rng: np.random.Generator, method: Method,
     reg: float | None, max_iter: int | None,
 ) -> tuple[float, float, float, int]:
     """Calibrated posterior-mean cost, its standard error, plan excess and components."""
-    x_hat, Sigma, max_components, _ = space
+    x_hat, Sigma, max_components, spread = space
     mass = float(a.sum())
     a_n, b_n = a / mass, b / float(b.sum())
     prior = select_mixture(x_hat, a_n, Sigma, max_components, rng)
@@ -1363,8 +1375,6 @@ def _deconvolution_estimate(
     m_hat, m_t = a_n @ x_hat, b_n @ T
     delta = m_hat - m_t
     mean_part = float(delta @ delta - np.trace(Sigma) * s2)
-    spread = float(a_n @ np.sum((x_hat - m_hat) ** 2, axis=1)
-                   - np.trace(Sigma) * (1.0 - s2))
     T_c = T - m_t
     ot = import_ot()
     values = np.empty(n_draws)
