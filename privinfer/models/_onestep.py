@@ -521,7 +521,11 @@ class TreatmentModel:
             ses = np.array([np.sqrt(np.diag(c)) for c in total])
         params, se = median_aggregate(est, ses)
         # influence values of the split closest to the median, rescaled to the aggregated SE
-        pick = int(np.argmin(np.abs(est - params).sum(axis=1)))
+        # (an even number of splits has two, equally close up to rounding: the first of
+        # them, not whichever the last bit favours on this machine)
+        dist = np.abs(est - params).sum(axis=1)
+        tol = 1e-9 * max(float(dist.max()), float(np.abs(params).sum()), np.finfo(float).tiny)
+        pick = int(np.flatnonzero(dist <= dist.min() + tol)[0])
         base = ses_if[pick]
         factor = np.where(base > 0, se / np.where(base > 0, base, 1), 1.0)
         phi = phis[pick] * factor

@@ -11,9 +11,15 @@ of several bootstrapped parameters became the one that dominates both the bootst
 the influence covariance (``ate_multilevel`` and ``pom_discrete``: ``bse`` up by at most
 7%, estimates unchanged), and once when the private CV stopped choosing fits that lose
 to the zero fit on a held-out fold (bootstrap refits only: ``bse`` of four alpha < 1
-cases moved by at most 4%, estimates unchanged). Restructuring must leave
-``params``, ``bse``, the influence values and every numeric diagnostic unchanged
-(relative tolerance 1e-12), and raise the same warnings.
+cases moved by at most 4%, estimates unchanged), and once for two cases: ``ate_kernel_cv`` when
+the private kernel CV stopped choosing bandwidths whose held-out risk is negative on a
+fold (its estimate went from 0.845 to 0.983 against a truth of 1), and the influence
+values of ``pom_3levels_a1`` when the tie between the two splits of ``n_rep = 2`` (both
+equally close to their median) was broken by index instead of by the last bit. Restructuring must
+leave ``params``, ``bse``, the influence values and every numeric diagnostic unchanged
+(relative tolerance 1e-9: OpenBLAS picks its kernels by CPU, so the same code differs in
+the last bits across machines, by up to 5e-12 relatively in the reference error, a
+difference of nearly equal sums), and raise the same warnings.
 Cases cover ATE, ATT, POM and PrivateFunctional; the series and kernel outcome routes; the
 automatic and propensity Riesz routes; ``degree="cv"``; one- and two-way clusters; sampling
 weights; ``n_rep > 1``; given folds; ``alpha = 1`` and ``alpha < 1``.
@@ -34,7 +40,7 @@ sys.modules.setdefault("treatment_cases", cases)
 _spec.loader.exec_module(cases)
 
 SNAPSHOT = json.loads((HERE / "treatment_snapshot.json").read_text())
-RTOL = 1e-12
+RTOL = 1e-9
 
 
 def _close(got, want, what):

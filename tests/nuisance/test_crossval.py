@@ -156,3 +156,40 @@ def test_private_kernel_cv_tracks_oracle_choice():
     # the naive CV on released data ignores the noise: its risk is far larger
     naive = private_cv_kernel(y, z, alpha=1.0, reference=ref, bandwidths=hs, random_state=0)
     assert naive.table.risk.min() > priv.table.risk.min()
+
+
+def _kernel_release_2d(seed, n=800, alpha=0.8):
+    rng = np.random.default_rng(seed)
+    x = np.column_stack([2 * rng.beta(2, 2, n) - 1, 2 * rng.beta(1.5, 3, n) - 1])
+    y = np.sin(2 * x[:, 0]) + x[:, 1] ** 2 + rng.normal(size=n)
+    z = np.where(rng.random((n, 1)) < alpha, x, rng.uniform(-1, 1, (n, 2)))
+    g = np.linspace(-1, 1, 41)
+    grid = np.array(np.meshgrid(g, g)).reshape(2, -1).T
+    return y, z, KernelReference(grid, None, np.full(len(grid), 1 / len(grid)))
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_kernel_cv_never_takes_a_bandwidth_whose_fold_risk_is_impossible(seed):
+    """Small bandwidths at alpha < 1 can give negative held-out risks (floored
+    denominators); a squared error is never negative, so such a bandwidth is not chosen."""
+    y, z, ref = _kernel_release_2d(seed)
+    cv = private_cv_kernel(y, z, alpha=0.8, reference=ref, n_folds=3, random_state=seed)
+    t = cv.table
+    # the plain minimum of the mean risk is a bandwidth that fails on some fold ...
+    assert not t.admissible[int(np.argmin(t.risk))]
+    # ... and is not the choice: the chosen one passes every fold
+    assert t.admissible[cv.best_index]
+    assert t.risk[cv.best_index] > 0
+    assert cv.best_index == int(np.argmin(np.where(t.admissible, t.risk, np.inf)))
+
+
+def test_kernel_cv_rule_is_inactive_when_every_bandwidth_is_sane():
+    """At alpha = 1 with a clear signal every candidate passes: the plain minimum."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, (3000, 1))
+    y = np.sin(6 * x[:, 0]) + 0.2 * rng.normal(size=3000)
+    ref = KernelReference.uniform_grid([(0.0, 1.0)], m=256)
+    cv = private_cv_kernel(y, x, alpha=1.0, reference=ref, bandwidths=[0.01, 0.03, 0.1, 0.3],
+                           random_state=0)  # fmt: skip
+    assert cv.table.admissible.all()
+    assert cv.best_index == int(np.argmin(cv.table.risk))

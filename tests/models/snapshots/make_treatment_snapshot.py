@@ -3,7 +3,8 @@
 The stored file is the oracle of ``tests/models/test_snapshot_treatment.py``; it was made
 by the pre-refactor implementation of the treatment models (commit fe577cc), regenerated
 for the regularised nuisance fits of issue 14, and must only be regenerated when a change
-of numbers is intended.
+of numbers is intended: ``python tests/models/snapshots/make_treatment_snapshot.py [CASE ...]``
+(named cases only, or all).
 """
 
 from __future__ import annotations
@@ -18,10 +19,15 @@ sys.path.insert(0, str(HERE))
 from treatment_cases import CASES, run_case  # noqa: E402
 
 
-def main() -> None:
-    out = {name: run_case(name) for name in CASES}
-    (HERE / "treatment_snapshot.json").write_text(json.dumps(out, indent=1) + "\n")
+def main(names: list[str]) -> None:
+    """Regenerate every case, or only ``names`` (the others keep their stored values)."""
+    path = HERE / "treatment_snapshot.json"
+    out = json.loads(path.read_text()) if names else {}
+    for name in names or CASES:
+        out[name] = run_case(name)
+    out = {name: out[name] for name in CASES}
+    path.write_text(json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
