@@ -68,6 +68,11 @@ LOOSEN = 100.0
 #: Multiple of the estimated Gram noise that the smallest eigenvalue of the penalised
 #: matrix must reach (:func:`noise_guard`).
 NOISE_GUARD = 1.0
+#: CV criteria within this relative distance of the minimum count as tied; the first tied
+#: pair in (candidate, grid) order wins. Pairs whose ridges all sit below the noise guard
+#: are the same fit, and their losses differ only in the last bits, which depend on the
+#: CPU's BLAS kernels: a plain argmin would pick among them by round-off.
+TIE_RTOL = 1e-9
 #: Last-resort floor of ``lambda_j + lambda``, relative to the mean absolute eigenvalue.
 _LAST_RESORT = 1e-10
 
@@ -500,6 +505,12 @@ def cv_spectral(
     1.7 (9 standard errors of a sensible fit). A fit that loses to zero on a held-out fold
     is not trusted to extrapolate, whatever its average.
 
+    **Ties are broken by order, not by round-off.** Criteria within a relative
+    ``TIE_RTOL`` (1e-9) of the minimum count as tied and the first tied pair in
+    (candidate, grid) order wins. Ridges below the noise guard all give the same fit, so
+    their losses differ only in the last bits, which depend on the CPU's BLAS kernels;
+    a plain argmin chose among them differently after a 1e-13 change of the data.
+
     Examples
     --------
     Outcome regression at ``alpha = 1`` with a useless third basis function: the
@@ -566,10 +577,12 @@ def cv_spectral(
         beats_null.append(np.where((losses <= const[None, :]).all(axis=1), crit, np.inf))
         crits.append(crit)
     # first minimum in (candidate, grid) order, among the pairs that beat the zero fit on
-    # every fold if there are any
+    # every fold if there are any; ties up to TIE_RTOL, so that round-off cannot choose
     stable = np.stack(beats_null)
     grid = stable if np.isfinite(stable).any() else np.stack(crits)
-    ci, r = divmod(int(np.argmin(grid)), rel.size)
+    low = float(grid.min())
+    tied = grid <= low + TIE_RTOL * abs(low)  # all True when every pair is infinite
+    ci, r = divmod(int(np.argmax(tied)), rel.size)
     table = pd.DataFrame({k: np.concatenate([r[k] for r in rows]) for k in rows[0]})
     if not np.isfinite(grid[ci, r]):  # every pair needed the floor: the most regularised one
         ci, r = 0, int(np.argmax(rel))
