@@ -1,4 +1,11 @@
-"""Shared pytest configuration."""
+"""Shared pytest configuration.
+
+The suite runs on every core (``-n auto`` from pytest-xdist, set in ``pyproject.toml``);
+each worker process then keeps its numerical libraries to one thread, so that the workers
+do not oversubscribe the cores.
+"""
+
+import os
 
 
 def pytest_addoption(parser):
@@ -13,6 +20,10 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1)
     config.addinivalue_line(
         "markers", "slow: runs a subprocess (Sphinx build, doctests, vignettes); not skipped"
     )

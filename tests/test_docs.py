@@ -33,8 +33,8 @@ def test_sphinx_build_is_warning_free(tmp_path):
 def test_docstring_examples_run(tmp_path):
     pytest.importorskip("matplotlib")
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--doctest-modules", "-q", "-p", "no:cacheprovider",
-         "--rootdir", str(ROOT), str(ROOT / "privinfer")],
+        [sys.executable, "-m", "pytest", "--doctest-modules", "-q", "-n", "0",
+         "-p", "no:cacheprovider", "--rootdir", str(ROOT), str(ROOT / "privinfer")],
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
         env={**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(ROOT)},
     )

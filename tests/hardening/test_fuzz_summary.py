@@ -16,7 +16,7 @@ def _pytest(*extra: str) -> str:
     env = {k: v for k, v in os.environ.items()
            if k not in ("PRIVINFER_FUZZ_EXAMPLES", "PRIVINFER_FUZZ_REPORT")}
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
          str(HERE / "test_fuzz_pml.py"), "-k", "eta_tv", *extra],
         capture_output=True, text=True, timeout=300, cwd=HERE.parents[1], env=env,
     )
