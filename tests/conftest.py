@@ -15,7 +15,8 @@ def pytest_addoption(parser):
         default=False,
         dest="fuzz_summary",
         help="after the run, print how many fuzz inputs each privinfer entry point saw and "
-        "how many it rejected as designed (tests/hardening)",
+        "how many it rejected as designed (tests/hardening); the counts live in the "
+        "process that ran the tests, so add -n 0",
     )
 
 
