@@ -85,8 +85,14 @@ def diagnose(
         warnings.warn(
             f"{model._name}: {len(first.indefinite)} deconvolved Gram matrix(es) are "
             f"indefinite (smallest eigenvalue {smallest:.3g}): privatisation noise exceeds "
-            "the signal in some directions. Each fit's ridge was chosen by private CV at "
-            "or above the estimated noise level (no eigenvalue floor); see the summary.",
+            "the signal in some directions. "
+            + (
+                "Each fit's ridge was chosen by private CV at or above the estimated noise "
+                "level (no eigenvalue floor); see the summary."
+                if o.ridge == "cv"
+                else f"The fixed ridge={o.ridge:g} lifts them above the estimated noise "
+                "level; see the summary."
+            ),
             IndefiniteGramWarning,
             stacklevel=user_stacklevel(),
         )

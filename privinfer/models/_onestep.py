@@ -109,6 +109,7 @@ from privinfer.models._splitfit import (
     FoldScores,
     HeldOutPass,
     SplitFit,
+    check_fixed_ridge,
     describe_fits,
     floor_records,
     indefinite,
@@ -705,6 +706,8 @@ class TreatmentModel:
             kernel_ref = KernelReference(x=design.U, cat=None, weights=design.weights)
         with_terms = o.riesz == "auto" and o.outcome_model == "series"
         terms = [ReferenceTerms()] * (L + 1)
+        if o.ridge != "cv" and self.mechanism.alpha < 1:
+            check_fixed_ridge(fits, x.levels, float(o.ridge), self._name)  # type: ignore[arg-type]
         repairs = floor_records(fits, x.levels)
         interp_err = 0.0
         nuisances = []

@@ -15,6 +15,7 @@ import numpy as np
 
 from privinfer._chunking import row_chunks
 from privinfer._typing import FloatArray, IntArray
+from privinfer.exceptions import SingularDesignError
 from privinfer.models import scores
 from privinfer.models._inputs import TreatmentData
 from privinfer.models._nuisances import (
@@ -27,6 +28,7 @@ from privinfer.models._nuisances import (
 from privinfer.models._suffstats import FoldStats, basis_rows
 from privinfer.models.scores import ReferenceTerms
 from privinfer.nuisance.basis import PolynomialBasis
+from privinfer.nuisance.regularize import CrossFitFits
 from privinfer.nuisance.series import GramRepair
 from privinfer.results import PrivateResults
 
@@ -181,17 +183,48 @@ def reference_share(res: PrivateResults) -> float:
     return max(shares, default=0.0)
 
 
-def floor_records(fits: SeriesFits, levels: list[Any]) -> list[GramRepair]:
-    """Last-resort eigenvalue floors of the regularised fits, as repair records."""
-    out = []
+def _named(fits: SeriesFits, levels: list[Any]) -> list[tuple[str, CrossFitFits]]:
+    """Every series nuisance of ``fits`` with its label (outcome / Riesz per level, odds)."""
     named = [(f"outcome, level {lv!r}", fit) for lv, fit in zip(levels, fits.outcome, strict=True)]
     named += [(f"Riesz, level {lv!r}", fit) for lv, fit in zip(levels, fits.riesz, strict=False)]
     if fits.odds is not None:
         named.append(("odds (ATT)", fits.odds))
-    for label, fit in named:
+    return named
+
+
+def floor_records(fits: SeriesFits, levels: list[Any]) -> list[GramRepair]:
+    """Last-resort eigenvalue floors of the regularised fits, as repair records."""
+    out = []
+    for label, fit in _named(fits, levels):
         if fit.n_floored:
             out.append(GramRepair(label, float("nan"), 0.0, fit.n_floored, True))
     return out
+
+
+def check_fixed_ridge(fits: SeriesFits, levels: list[Any], ridge: float, owner: str) -> None:
+    """Refuse a user-fixed ridge that leaves a deconvolved Gram matrix below its noise.
+
+    Raises
+    ------
+    SingularDesignError
+        Some fit's training Gram matrix (after the fixed ridge) has an eigen-direction
+        below the estimated privatisation noise
+        (:func:`~privinfer.nuisance.regularize.noise_guard`): its coefficients there would
+        be noise divided by noise.
+    """
+    short = [(lab, fit.ridge_needed) for lab, fit in _named(fits, levels) if fit.ridge_needed > 0]
+    if short:
+        need = max(v for _, v in short)
+        step = 10.0 ** (np.floor(np.log10(need)) - 2)  # three significant digits, rounded up
+        need = float(np.ceil(need / step) * step)
+        raise SingularDesignError(
+            f"{owner}: with the fixed ridge={ridge:g}, {len(short)} deconvolved Gram "
+            f"matrix(es) ({'; '.join(label for label, _ in short)}) keep directions below "
+            "their privatisation noise: the fit would divide noise by noise there, and its "
+            "estimates can be off by orders of magnitude. Use ridge='cv' (the default: "
+            "each fit's ridge is chosen by private CV, above the noise) or a fixed ridge of "
+            f"at least {need:.3g}."
+        )
 
 
 def reference_riesz_moments(fits: SeriesFits, st: FoldStats, R: FloatArray) -> FloatArray:

@@ -653,6 +653,11 @@ class CrossFitFits:
         Ridge relative to the mean eigenvalue of each training Gram matrix.
     n_floored : int
         Directions raised to the last-resort floor over all folds.
+    ridge_needed : float
+        With a fixed ridge that leaves some training Gram matrix below its own
+        privatisation noise (:func:`noise_guard`, ``noise_share > 0``): the smallest
+        relative ridge that would lift them all above it; ``0.0`` otherwise. Such a fit
+        inverts noise, and the models refuse it.
     """
 
     coefs: FloatArray
@@ -660,6 +665,7 @@ class CrossFitFits:
     choice: SpectralChoice | None
     relative_ridge: float
     n_floored: int
+    ridge_needed: float = 0.0
 
 
 def fit_crossfit(
@@ -739,15 +745,20 @@ def fit_crossfit(
     coefs = np.zeros((F, J))
     loose = np.zeros((F, J))
     n_floored = 0
+    needed = 0.0
     for f in range(F):
         Gt, rt = train_average(G_folds, rhs_folds, n_rows, np.asarray(train_masks[f], bool))
         Gs = Gt[np.ix_(subset, subset)]
         scale = _penalised_scale(Gs)
         mask = np.asarray(train_masks[f], bool)
         guard = min_ridge
-        if choice is not None and noise_share > 0:  # a fixed ridge is the user's: no guard
+        if noise_share > 0:
             guard = max(guard, noise_guard(G_folds, n_rows, subset, mask, Gt, noise_share))
-        lam = max(rel * scale, guard)
+            if choice is None and rel * scale < guard:
+                needed = max(needed, guard / scale)
+        # a fixed ridge is the user's: used as given (the guard only floors the looser
+        # comparison fit), and recorded when it sits below the noise
+        lam = max(rel * scale, guard if choice is not None else min_ridge)
         if not with_loose:
             path, fl = ridge_path(Gs, rt[subset], [lam])
             coefs[f, subset] = path[0]
@@ -757,4 +768,4 @@ def fit_crossfit(
         path, fl = ridge_path(Gs, rt[subset], [lam, max(loose_lam, guard)])
         coefs[f, subset], loose[f, subset] = path[0], path[1]
         n_floored += int(fl[0])
-    return CrossFitFits(coefs, loose, choice, rel, n_floored)
+    return CrossFitFits(coefs, loose, choice, rel, n_floored, needed)

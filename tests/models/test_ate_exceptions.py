@@ -180,3 +180,41 @@ def test_kernel_bandwidth_validation_and_cv_option():
         "y ~ d | x", released, mechanism=mech, outcome_model="kernel", kernel_bandwidth="cv"
     ).fit(random_state=3)
     assert abs(res.params["ATE"] - 1.0) < 5 * res.bse["ATE"]
+
+
+def test_fixed_ridge_below_the_privatisation_noise_is_refused():
+    """A user-fixed ridge that leaves deconvolved directions below their noise refuses.
+
+    Rare levels of a private factor have deconvolved frequencies below the privatisation
+    noise: ``ridge=0`` would divide noise by noise there (estimates of order 1e15 before
+    this check). The message names the ridge that clears the noise, and that ridge fits.
+    """
+    rng = np.random.default_rng(2)
+    n = 3000
+    levels = [f"g{k}" for k in range(8)]
+    g = rng.choice(levels, n, p=[0.5, 0.3, 0.1, 0.05, 0.02, 0.015, 0.01, 0.005])
+    x = rng.uniform(-1, 1, n)
+    d = (rng.random(n) < 0.5).astype(int)
+    y = d + x + (g == "g1") + rng.normal(size=n)
+    data = pd.DataFrame({"y": y, "d": d, "x": x, "g": g})
+    mech = pi.AlphaIdentity(
+        0.5, {"x": pi.reference.Uniform(-1, 1), "g": pi.reference.Categorical(levels)}
+    )
+    rel = mech.privatize(data, public=["y", "d"], random_state=3)
+    with pytest.raises(ex.SingularDesignError, match=r"ridge='cv'") as info:
+        pi.PrivateATE.from_formula(
+            "y ~ d | x + C(g)", rel, mechanism=mech, degree=2, ridge=0.0
+        ).fit(random_state=0)
+    need = float(str(info.value).rsplit("at least ", 1)[1].rstrip("."))
+    assert need > 0
+    res = pi.PrivateATE.from_formula(
+        "y ~ d | x + C(g)", rel, mechanism=mech, degree=2, ridge=need
+    ).fit(random_state=0)
+    assert res.bse["ATE"] < 0.5  # a usable interval, not one widened by inverted noise
+    assert abs(res.params["ATE"] - 1.0) < 5 * res.bse["ATE"]
+    # at alpha = 1 nothing is deconvolved: ordinary least squares stays available
+    exact = pi.AlphaIdentity(1.0, mech.reference)
+    ols = pi.PrivateATE.from_formula(
+        "y ~ d | x + C(g)", data, mechanism=exact, degree=2, ridge=0.0
+    ).fit(random_state=0)
+    assert abs(ols.params["ATE"] - 1.0) < 5 * ols.bse["ATE"]
