@@ -46,7 +46,10 @@ class PrivateATE(TreatmentModel):
         CV loss (outcome: out-of-fold squared error; Riesz: :math:`E[\rho^2 - 2m(\rho)]`),
         never below the estimated privatisation noise of the Gram matrix. ``None``:
         ``"cv"``, except ordinary least squares (``0``) with an integer ``degree`` at
-        ``alpha = 1``. When the estimated regularisation bias is not negligible the
+        ``alpha = 1``. Below ``alpha = 1`` a fixed ridge must lift every deconvolved Gram
+        matrix above its estimated privatisation noise, or the fit raises
+        :class:`~privinfer.exceptions.SingularDesignError` naming the ridge that would.
+        When the estimated regularisation bias is not negligible the
         intervals widen (bias-aware critical value; see the user guide page on
         regularisation) and a :class:`~privinfer.exceptions.RegularizationBiasWarning`
         names the sample size needed.
@@ -115,6 +118,9 @@ class PrivateATE(TreatmentModel):
     ClusterError, WeightsError
         Fewer than two clusters, a private cluster or weights column, negative or all-zero
         weights.
+    SingularDesignError
+        (from ``fit``) Below ``alpha = 1``, a fixed ``ridge`` that leaves a deconvolved Gram
+        matrix below its estimated privatisation noise.
 
     Warns
     -----
