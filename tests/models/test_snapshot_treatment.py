@@ -20,6 +20,13 @@ leave ``params``, ``bse``, the influence values and every numeric diagnostic unc
 (relative tolerance 1e-9: OpenBLAS picks its kernels by CPU, so the same code differs in
 the last bits across machines, by up to 5e-12 relatively in the reference error, a
 difference of nearly equal sums), and raise the same warnings.
+
+The same cases guard last-bit stability: a discrete choice taken at a near-tie (a private
+CV minimum over sieve candidates, ridges or bandwidths, a median over splits, an argmin)
+could flip across CPUs and move the published numbers by far more than round-off. Every
+case is refitted with its outcome, continuous covariates and weights perturbed at round-off
+level (relative 1e-13); ``params`` and ``bse`` must stay equal to the snapshot to a
+relative 1e-7 (round-off alone moves them by ~1e-13, a flipped choice by ~1e-3 or more).
 Cases cover ATE, ATT, POM and PrivateFunctional; the series and kernel outcome routes; the
 automatic and propensity Riesz routes; ``degree="cv"``; one- and two-way clusters; sampling
 weights; ``n_rep > 1``; given folds; ``alpha = 1`` and ``alpha < 1``.
@@ -41,6 +48,8 @@ _spec.loader.exec_module(cases)
 
 SNAPSHOT = json.loads((HERE / "treatment_snapshot.json").read_text())
 RTOL = 1e-9
+#: Round-off-level perturbation of the last-bit test, and the tolerance it must keep.
+PERTURB, PERTURB_RTOL = 1e-13, 1e-7
 
 
 def _close(got, want, what):
@@ -76,3 +85,13 @@ def test_treatment_snapshot(name):
         _close(g[1:3], w[1:3], f"{name}: repair {w[0]}")
     for key in ("n_clipped", "clip", "reference_points", "reference_exact", "notes", "warnings"):
         assert got[key] == want[key], f"{name}: {key}"
+
+
+@pytest.mark.parametrize("name", sorted(cases.CASES))
+def test_last_bit_stability(name):
+    got, want = cases.run_case(name, perturb=PERTURB), SNAPSHOT[name]
+    assert got["names"] == want["names"]
+    for key in ("params", "bse"):
+        np.testing.assert_allclose(
+            got[key], want[key], rtol=PERTURB_RTOL, atol=0.0, err_msg=f"{name}: {key}"
+        )
