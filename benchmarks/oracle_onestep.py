@@ -10,7 +10,9 @@ through the alpha-identity, and computes
     theta = mean_i (s(X~_i, V_i) - (1 - alpha) E_ref[s(X', V_i)]) / alpha,
 
 with the reference expectation estimated per row from ``--ref-draws`` fresh reference
-draws (unbiased, so the oracle is exactly unbiased). Its Monte Carlo standard deviation
+draws (unbiased, so the oracle is exactly unbiased). Per row because the true ``mu_k``
+and ``pi_k`` of the designs with public covariates are not separable in the private and
+public ones; the package itself never needs this (its series nuisances are separable). Its Monte Carlo standard deviation
 is the spread the package would have if its nuisance fits were exact. Comparing it with
 the package's spread (``benchmarks/validate.py``) shows where the fits are regularised
 far from the truth: a package spread several times smaller than the oracle's means the
