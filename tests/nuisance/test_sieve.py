@@ -113,3 +113,111 @@ def test_build_rejects_mismatched_columns():
     with pytest.raises(DataMismatchError, match="column counts"):
         SieveBasis.build(np.zeros((4, 2)), np.full(4, 0.25), np.zeros((3, 1)), np.zeros((3, 0)),
                          1.0, (0, 1), (), ("a", "b"))  # fmt: skip
+
+
+# -- categorical covariates: tail indicators ---------------------------------------------
+def _factor_rows(rng, n, probs):
+    """Dummy columns of a factor (first level the base) and its level codes."""
+    g = rng.choice(len(probs), n, p=probs)
+    return (g[:, None] == np.arange(1, len(probs))[None, :]).astype(float), g
+
+
+def _factor_basis(alpha=1.0, probs=(0.1, 0.6, 0.05, 0.25), public=False, **kw):
+    rng = np.random.default_rng(3)
+    D, g = _factor_rows(rng, 4000, probs)
+    x = rng.uniform(-1, 1, (4000, 1))
+    k = len(probs) - 1
+    ref_g = np.repeat(np.arange(len(probs)), 64)
+    ref = np.column_stack([
+        np.tile(np.linspace(-1, 1, 64), len(probs)),
+        (ref_g[:, None] == np.arange(1, len(probs))[None, :]).astype(float),
+    ])  # fmt: skip
+    names = ("x", *(f"C(g)[T.{j}]" for j in range(1, k + 1)))
+    w = np.full(ref.shape[0], 1 / ref.shape[0])
+    if public:
+        b = SieveBasis.build(ref[:, :1], w, x, D, alpha, (0,), (1,) * k, names, **kw)
+    else:
+        b = SieveBasis.build(ref, w, np.column_stack([x, D]), np.zeros((4000, 0)), alpha,
+                             (0, *((1,) * k)), (), names, **kw)  # fmt: skip
+    return b, x, D, g
+
+
+@pytest.mark.parametrize("public", [False, True])
+def test_tail_contrasts_of_a_factor_pool_its_rarest_levels(public):
+    # levels 0 (base) .. 3 with frequencies 0.1, 0.6, 0.05, 0.25: sorted 1, 3, 0, 2
+    b, x, D, g = _factor_basis(public=public)
+    tails = [i for i, nm in enumerate(b.names) if nm.startswith("C(g)[")]
+    assert [b.names[i] for i in tails] == ["C(g)[3 rarest]", "C(g)[2 rarest]",
+                                           "C(g)[1 rarest]"]  # fmt: skip
+    assert [b.level[i] for i in tails] == [1, 2, 3]  # coarse to fine
+    # a product with x enters the candidates with interactions at the contrast's level
+    assert b.level[b.names.index("x*C(g)[1 rarest]")] == -3
+    A, P = b.split(np.column_stack([x, D]) if not public else x, D if public else None)
+    H = (P if A is None else A * P)[:, tails]
+    # each contrast: one level against the pooled rarer ones, zero on the more frequent
+    for col, (level, rarer, frequent) in enumerate([(1, [3, 0, 2], []), (3, [0, 2], [1]),
+                                                    (0, [2], [1, 3])]):  # fmt: skip
+        vals = {v: np.unique(H[g == v, col]) for v in range(4)}
+        assert all(vals[v].size == 1 for v in range(4))
+        assert len({float(vals[v][0]) for v in rarer}) == 1  # pooled
+        assert vals[level][0] != vals[rarer[0]][0]
+        assert all(vals[v][0] == 0.0 for v in frequent)
+    # centred and orthogonal under the (alpha = 1) level frequencies
+    np.testing.assert_allclose(H.mean(axis=0), 0.0, atol=1e-12)
+    gram = H.T @ H / len(g)
+    np.testing.assert_allclose(gram - np.diag(np.diag(gram)), 0.0, atol=1e-12)
+    # the smallest candidate tells the most frequent level from the rest, no more
+    first = b.candidates()[0][1]
+    assert [b.names[i] for i in first if b.names[i].startswith("C(g)[")] == ["C(g)[3 rarest]"]
+    # the full basis spans what the dummies span
+    dummies = np.column_stack([np.ones(len(g)), D])
+    both = np.column_stack([np.ones(len(g)), H, dummies])
+    assert np.linalg.matrix_rank(both) == np.linalg.matrix_rank(dummies) == 4
+
+
+def test_tail_order_comes_from_deconvolved_frequencies():
+    # a reference with 70% on level 0 makes level 0 the most frequent released level,
+    # while it is the rarest true one (2%): the order must come from the deconvolved
+    # frequencies, so the finest contrast is level 0 against level 3 (the next rarest)
+    rng = np.random.default_rng(5)
+    probs, ref_probs = np.array([0.02, 0.5, 0.3, 0.18]), np.array([0.7, 0.1, 0.1, 0.1])
+    D, g = _factor_rows(rng, 40000, probs)
+    keep = rng.random(40000) < 0.5
+    g_rel = np.where(keep, g, rng.choice(4, 40000, p=ref_probs))
+    D_rel = (g_rel[:, None] == np.arange(1, 4)[None, :]).astype(float)
+    ref = (np.arange(4)[:, None] == np.arange(1, 4)[None, :]).astype(float)
+    b = SieveBasis.build(ref, ref_probs, D_rel, np.zeros((40000, 0)), 0.5, (0, 0, 0), (),
+                         ("C(g)[T.1]", "C(g)[T.2]", "C(g)[T.3]"))  # fmt: skip
+    finest = b.private_only(D)[:, b.names.index("C(g)[1 rarest]")]
+    assert np.all(finest[np.isin(g, [1, 2])] == 0.0)
+    assert np.all(finest[g == 0] > 0) and np.all(finest[g == 3] < 0)
+
+
+def test_a_ridge_shrinks_a_rare_level_toward_the_rare_levels():
+    # 12 levels, 80% of the rows on two; level effects: the frequent ones high, the rare
+    # ones low. A heavy ridge on the tail indicators pulls the rarest level toward the
+    # other rare levels' mean (about -1), not toward the row-weighted mean (about 0.6).
+    probs = np.r_[0.45, 0.35, 0.2 * 0.7 ** np.arange(10) / np.sum(0.7 ** np.arange(10))]
+    effect = np.r_[1.0, 1.0, -np.ones(10)]
+    rng = np.random.default_rng(7)
+    g = rng.choice(12, 20000, p=probs)
+    D = (g[:, None] == np.arange(1, 12)[None, :]).astype(float)
+    y = effect[g] + rng.normal(size=20000)
+    ref = (np.repeat(np.arange(12), 8)[:, None] == np.arange(1, 12)[None, :]).astype(float)
+    names = tuple(f"C(g)[T.{j}]" for j in range(1, 12))
+    b = SieveBasis.build(ref, np.full(96, 1 / 96), D, np.zeros((20000, 0)), 1.0,
+                         (0,) * 11, (), names)  # fmt: skip
+    Phi = b.private_only(D)
+    G, c = Phi.T @ Phi / len(y), Phi.T @ y / len(y)
+    pen = np.eye(b.n_basis) * 0.05
+    pen[0, 0] = 0.0  # the constant is not penalised
+    fit = Phi @ np.linalg.solve(G + pen, c)
+    rarest = fit[g == 11].mean()
+    assert rarest < -0.5
+    # the dummies' coding with the same ridge: pulled toward the frequent levels
+    Phi_d = np.column_stack([np.ones(len(y)), D])
+    Gd, cd = Phi_d.T @ Phi_d / len(y), Phi_d.T @ y / len(y)
+    pen_d = np.eye(12) * 0.05
+    pen_d[0, 0] = 0.0
+    fit_d = Phi_d @ np.linalg.solve(Gd + pen_d, cd)
+    assert fit_d[g == 11].mean() > 0.3
