@@ -13,14 +13,13 @@ function has unit norm under the uniform law, so an identity ridge penalises all
 alike, and the bumps are local (a new knot adds a new, well-conditioned direction, not a
 near-copy of the polynomials below it). Binary columns enter linearly. A categorical
 covariate enters through its **tail contrasts** (:func:`tail_coding`): its levels are
-sorted by deconvolved frequency, the m-th contrast compares one level with the pooled
-rarer ones, and it enters at a dyadic level of the ladder (:func:`tail_level`: the most
-frequent level is told from the rest at level 1, the second at level 2, the next two at
-level 3, ...). A small candidate pools the rare levels, which the privatisation noise
-swamps first, and a ridge shrinks a rare level toward the levels about as rare as itself
-instead of toward the frequent ones. Pairwise products of the linear terms (different
-columns) form an optional interaction block; a product with a tail contrast enters with
-that contrast's level.
+sorted by deconvolved frequency and the m-th contrast compares one level with the pooled
+rarer ones. Contrasts between resolved frequencies enter at level 1, like dummies; those
+the privatisation noise swamps climb the ladder dyadically (:func:`tail_levels`), so a
+small candidate pools the swamped levels, and a ridge shrinks a rare level toward the
+levels about as rare as itself instead of toward the frequent ones. Pairwise products of
+the linear terms (different columns) form an optional interaction block; a product with a
+tail contrast enters with that contrast's level.
 
 A **candidate** sub-basis is "levels up to ``a``, with or without interactions". The
 candidates are index subsets of one largest basis, so the per-fold sufficient statistics
@@ -55,7 +54,7 @@ __all__ = [
     "deconvolved_quantiles",
     "quantile_rows",
     "tail_coding",
-    "tail_level",
+    "tail_levels",
 ]
 
 #: Largest ladder level (linear, square, cube, then 1, 3, 7 and 15 knots).
@@ -229,34 +228,70 @@ def _categorical_groups(groups: tuple[int, ...], binary: np.ndarray) -> dict[int
 
 def _level_frequencies(
     released: FloatArray, ref: FloatArray, ref_weights: FloatArray, alpha: float
-) -> FloatArray:
+) -> tuple[FloatArray, FloatArray, int]:
     r"""Deconvolved frequencies of a factor's levels: its dummies' columns, then the base.
 
     :math:`\hat p_j = (\bar z_j - (1 - \alpha)E_{\bar Q}u_j)/\alpha` for each dummy
     column and one minus their sum for the base level (all dummies zero). Post-processing
-    of the release; noisy for rare levels, which only affects their order.
+    of the release. Also returns the released shares :math:`\bar z_j` (base last) and the
+    number of rows they were read from, which give the frequencies' noise
+    (:func:`tail_levels`).
     """
     z = np.asarray(released, dtype=float)
     if z.shape[0] > _QUANTILE_ROWS:  # the rows the quantiles read (a Dask source has them)
         z = z[:: z.shape[0] // _QUANTILE_ROWS]
-    p = z.mean(axis=0)
+    q = z.mean(axis=0)
+    p = q
     if alpha < 1.0:
-        p = (p - (1 - alpha) * (np.asarray(ref_weights) @ np.asarray(ref, dtype=float))) / alpha
-    return np.r_[p, 1.0 - p.sum()]
+        p = (q - (1 - alpha) * (np.asarray(ref_weights) @ np.asarray(ref, dtype=float))) / alpha
+    return np.r_[p, 1.0 - p.sum()], np.r_[q, 1.0 - q.sum()], int(z.shape[0])
 
 
-def tail_level(m: int, max_level: int) -> int:
-    """Ladder level of a factor's m-th tail contrast: dyadic, coarse to fine.
+#: A level (or pooled tail) whose deconvolved frequency is below this many of its standard
+#: errors is swamped by the privatisation noise: its contrast climbs the ladder.
+RESOLVED_Z = 2.0
 
-    Level 1 separates the most frequent level from the rest, level 2 the second, level 3
-    the next two, level 4 the next four, and so on: a candidate of the ladder keeps the
-    frequent levels apart and pools the rare ones, and private CV decides how finely the
-    data resolve the factor.
 
-    >>> [tail_level(m, 7) for m in range(2, 12)]
-    [1, 2, 3, 3, 4, 4, 4, 4, 5, 5]
+def tail_levels(
+    freq: FloatArray, shares: FloatArray, n_rows: int, alpha: float, max_level: int
+) -> list[int]:
+    r"""Ladder levels of a factor's tail contrasts (:func:`tail_coding` order).
+
+    A contrast compares the level :math:`\ell_{m-1}` with the pooled rarer ones
+    :math:`T_m`. When both frequencies are resolved, at least ``RESOLVED_Z`` standard errors
+    :math:`\sqrt{s(1-s)/n}/\alpha` above zero (``s`` the released share), it enters at
+    level 1, like a dummy. The others are levels the privatisation noise swamps: the j-th
+    of them enters at level :math:`1 + \lceil\log_2(j + 1)\rceil` (2, 3, 3, 4, ...), so
+    small candidates pool them and private CV decides how finely the data resolve them. A
+    public factor (``alpha = 1``) climbs only for levels with a handful of rows.
+
+    Examples
+    --------
+    A uniform reference over 4 levels at alpha = 0.5, n = 4000: the third level (2%) is
+    within two standard errors of zero, so its contrast with the rarest climbs; the
+    pooled 3% of the two rarest is resolved against the second level.
+
+    >>> freq = np.array([0.6, 0.37, 0.02, 0.01])
+    >>> shares = 0.5 * freq + 0.5 / 4
+    >>> tail_levels(freq, shares, 4000, 0.5, 7)
+    [1, 1, 2]
     """
-    return int(min(max_level, 1 + int(np.ceil(np.log2(m - 1)))))
+    freq = np.asarray(freq, dtype=float)
+    shares = np.clip(np.asarray(shares, dtype=float), 0.0, 1.0)
+    order = np.argsort(-freq, kind="stable")
+
+    def resolved(idx: IntArray) -> bool:
+        s = float(shares[idx].sum())
+        return float(freq[idx].sum()) >= RESOLVED_Z * np.sqrt(s * (1 - s) / n_rows) / alpha
+
+    out, j = [], 0
+    for m in range(1, freq.size):
+        if resolved(order[m - 1 : m]) and resolved(order[m:]):
+            out.append(1)
+        else:
+            j += 1
+            out.append(int(min(max_level, 1 + int(np.ceil(np.log2(j + 1))))))
+    return out
 
 
 def tail_coding(freq: FloatArray) -> list[tuple[float, FloatArray, int]]:
@@ -482,18 +517,22 @@ class SieveBasis:
                 continue
             done.update(cols)
             if cols[0] < k_priv:
-                freq = _level_frequencies(
+                freq, shares, rows = _level_frequencies(
                     private_released[:, cols], private_ref[:, cols], rw, alpha
                 )
+                levels = tail_levels(freq, shares, rows, alpha, max_level)
             else:
                 pub = [c - k_priv for c in cols]
-                freq = _level_frequencies(public[:, pub], public[:1, pub], np.ones(1), 1.0)
+                freq, shares, rows = _level_frequencies(
+                    public[:, pub], public[:1, pub], np.ones(1), 1.0
+                )
+                levels = tail_levels(freq, shares, rows, 1.0, max_level)
             prefix = names[cols[0]].split("[")[0]
             for m, (c0, coefs, size) in enumerate(tail_coding(freq), start=2):
                 tails.append((c0, tuple(cols), tuple(coefs)))
                 atoms.append((cols[0], "tail", float(len(tails) - 1), 1.0))
                 functions.append((len(atoms) - 1,))
-                level.append(tail_level(m, max_level))
+                level.append(levels[m - 2])
                 fnames.append(f"{prefix}[{size} rarest]")
                 units.append((groups[j], len(atoms) - 1))
         for lv in range(2, max_level + 1):

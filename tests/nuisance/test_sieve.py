@@ -149,9 +149,7 @@ def test_tail_contrasts_of_a_factor_pool_its_rarest_levels(public):
     tails = [i for i, nm in enumerate(b.names) if nm.startswith("C(g)[")]
     assert [b.names[i] for i in tails] == ["C(g)[3 rarest]", "C(g)[2 rarest]",
                                            "C(g)[1 rarest]"]  # fmt: skip
-    assert [b.level[i] for i in tails] == [1, 2, 3]  # coarse to fine
-    # a product with x enters the candidates with interactions at the contrast's level
-    assert b.level[b.names.index("x*C(g)[1 rarest]")] == -3
+    assert [b.level[i] for i in tails] == [1, 1, 1]  # resolved levels: like dummies
     A, P = b.split(np.column_stack([x, D]) if not public else x, D if public else None)
     H = (P if A is None else A * P)[:, tails]
     # each contrast: one level against the pooled rarer ones, zero on the more frequent
@@ -166,13 +164,34 @@ def test_tail_contrasts_of_a_factor_pool_its_rarest_levels(public):
     np.testing.assert_allclose(H.mean(axis=0), 0.0, atol=1e-12)
     gram = H.T @ H / len(g)
     np.testing.assert_allclose(gram - np.diag(np.diag(gram)), 0.0, atol=1e-12)
-    # the smallest candidate tells the most frequent level from the rest, no more
-    first = b.candidates()[0][1]
-    assert [b.names[i] for i in first if b.names[i].startswith("C(g)[")] == ["C(g)[3 rarest]"]
     # the full basis spans what the dummies span
     dummies = np.column_stack([np.ones(len(g)), D])
     both = np.column_stack([np.ones(len(g)), H, dummies])
     assert np.linalg.matrix_rank(both) == np.linalg.matrix_rank(dummies) == 4
+
+
+def test_contrasts_of_swamped_levels_climb_the_ladder():
+    # alpha = 0.5, uniform reference over 4 levels, n = 4000: the 3% level is within two
+    # standard errors of zero, so its contrast with the 2% level climbs; small candidates
+    # pool the two rarest levels, and a product with x climbs with the contrast
+    rng = np.random.default_rng(11)
+    probs = np.array([0.55, 0.4, 0.03, 0.02])
+    _, g = _factor_rows(rng, 4000, probs)
+    g_rel = np.where(rng.random(4000) < 0.5, g, rng.integers(0, 4, 4000))
+    D_rel = (g_rel[:, None] == np.arange(1, 4)[None, :]).astype(float)
+    x = rng.uniform(-1, 1, (4000, 1))
+    ref_g = np.repeat(np.arange(4), 64)
+    ref = np.column_stack([np.tile(np.linspace(-1, 1, 64), 4),
+                           (ref_g[:, None] == np.arange(1, 4)[None, :]).astype(float)])  # fmt: skip
+    b = SieveBasis.build(ref, np.full(256, 1 / 256), np.column_stack([x, D_rel]),
+                         np.zeros((4000, 0)), 0.5, (0, 1, 1, 1), (),
+                         ("x", "C(g)[T.1]", "C(g)[T.2]", "C(g)[T.3]"))  # fmt: skip
+    tails = [i for i, nm in enumerate(b.names) if nm.startswith("C(g)[")]
+    assert [b.level[i] for i in tails] == [1, 1, 2]
+    assert b.level[b.names.index("x*C(g)[1 rarest]")] == -2
+    first = b.candidates()[0][1]
+    assert [b.names[i] for i in first if b.names[i].startswith("C(g)[")] == [
+        "C(g)[3 rarest]", "C(g)[2 rarest]"]  # fmt: skip
 
 
 def test_tail_order_comes_from_deconvolved_frequencies():
