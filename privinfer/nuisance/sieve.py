@@ -337,11 +337,10 @@ def tail_coding(freq: FloatArray) -> list[tuple[float, FloatArray, int]]:
     The first contrast is "not b", centred; the last is c against a, zero elsewhere:
 
     >>> out = tail_coding(np.array([0.6, 0.05, 0.25, 0.1]))
-    >>> for c0, c, k in out:
-    ...     print(round(c0, 4), np.round(c, 4).tolist(), k)
-    0.6 [-1.0, 0.0, 0.0] 3
-    0.625 [-0.625, 0.0, -1.0] 2
-    -0.3333 [0.3333, 1.0, 0.3333] 1
+    >>> np.round([[c0, *c] for c0, c, _ in out], 4).tolist()  # c0, then b, c, d
+    [[0.6, -1.0, 0.0, 0.0], [0.625, -0.625, 0.0, -1.0], [-0.3333, 0.3333, 1.0, 0.3333]]
+    >>> [size for _, _, size in out]
+    [3, 2, 1]
     """
     freq = np.asarray(freq, dtype=float)
     L = freq.size
@@ -517,16 +516,12 @@ class SieveBasis:
                 continue
             done.update(cols)
             if cols[0] < k_priv:
-                freq, shares, rows = _level_frequencies(
-                    private_released[:, cols], private_ref[:, cols], rw, alpha
-                )
-                levels = tail_levels(freq, shares, rows, alpha, max_level)
+                rel, ref, w, a = private_released[:, cols], private_ref[:, cols], rw, alpha
             else:
                 pub = [c - k_priv for c in cols]
-                freq, shares, rows = _level_frequencies(
-                    public[:, pub], public[:1, pub], np.ones(1), 1.0
-                )
-                levels = tail_levels(freq, shares, rows, 1.0, max_level)
+                rel, ref, w, a = public[:, pub], public[:1, pub], np.ones(1), 1.0
+            freq, shares, rows = _level_frequencies(rel, ref, w, a)
+            levels = tail_levels(freq, shares, rows, a, max_level)
             prefix = names[cols[0]].split("[")[0]
             for m, (c0, coefs, size) in enumerate(tail_coding(freq), start=2):
                 tails.append((c0, tuple(cols), tuple(coefs)))
@@ -547,14 +542,14 @@ class SieveBasis:
                     for kn in knots[lv]:
                         add(j, "bump", float(kn), lv)
         if interactions:
+            single = {f[0]: i for i, f in enumerate(functions) if len(f) == 1}
             for (ga, a), (gb, b) in itertools.combinations(units, 2):
                 if ga != gb:
+                    fa, fb = single[a], single[b]
                     functions.append((a, b))
-                    # enters the "+ interactions" candidates with its finest factor
-                    level.append(-max(level[functions.index((a,))], level[functions.index((b,))]))
-                    fnames.append(
-                        f"{fnames[functions.index((a,))]}*{fnames[functions.index((b,))]}"
-                    )
+                    # enters the "+ interactions" candidates with its finer factor
+                    level.append(-max(level[fa], level[fb]))
+                    fnames.append(f"{fnames[fa]}*{fnames[fb]}")
         return cls(
             k_priv, tuple(maps), tuple(atoms), tuple(functions), tuple(level),
             tuple(fnames), max_level, None, tuple(tails),
