@@ -8,9 +8,11 @@ from scipy.stats import norm
 import privinfer as pi
 from privinfer.inversion import ReferenceMoments, private_gram, private_mean
 from privinfer.nuisance.regularize import (
+    EXTRAPOLATION_LIMIT,
     bias_aware_critical_value,
     cv_spectral,
     fit_crossfit,
+    loosest_plausible,
     noise_guard,
     ridge_path,
     spectral_solve,
@@ -187,3 +189,52 @@ def test_private_logit_is_invariant_to_column_units(alpha):
     b = fit_private_logit(d, np.zeros((n, 0)), z * scale, ref * scale, w, alpha)
     np.testing.assert_allclose(z @ a.coef[1:] + a.coef[0], (z * scale) @ b.coef[1:] + b.coef[0],
                                rtol=1e-6, atol=1e-8)  # fmt: skip
+
+
+def _no_overlap_riesz_stats(seed: int, n: int = 1000, folds: int = 5):
+    """Per-fold Riesz statistics of arm 0 where x > 0.9 has almost no arm-0 rows.
+
+    Propensity 0.99 above 0.9 and 0.5 below; the basis is a cubic plus four narrow bumps
+    in [0.92, 1], which the arm-0 rows barely see (``G`` weights them) but ``M`` (all
+    rows) does: the directions without overlap in the sample.
+    """
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(size=n)
+    d = rng.uniform(size=n) < np.where(x > 0.9, 0.99, 0.5)
+    B = np.column_stack(
+        [x**k for k in range(4)]
+        + [np.maximum(0.0, 1 - np.abs(x - c) / 0.01) for c in (0.93, 0.95, 0.97, 0.99)]
+    )
+    f = np.arange(n) % folds
+    G = np.stack([(B[f == g] * ~d[f == g, None]).T @ B[f == g] / (n / folds) for g in range(folds)])
+    M = np.stack([B[f == g].mean(axis=0) for g in range(folds)])
+    return G, M, np.full(folds, n / folds)
+
+
+def test_cv_spectral_does_not_trust_a_riesz_fit_carried_by_its_ridge():
+    # true loss -E[1/(1 - pi)] = -11.8; a fit that extrapolates into the bumps scores
+    # millions below it on every held-out fold (no arm-0 row there), carried by its ridge
+    cands = [np.arange(4), np.arange(8)]
+    wild = 0
+    for seed in range(8):
+        G, M, nr = _no_overlap_riesz_stats(seed)
+        old = cv_spectral(G, M, nr, candidates=cands, noise_share=0.0, extrapolation_limit=np.inf)
+        new = cv_spectral(G, M, nr, candidates=cands, noise_share=0.0)
+        wild += old.loss < -1e3
+        assert -20.0 < new.loss < 0.0
+        t = new.table
+        at = (t.candidate == new.candidate) & (t.relative_ridge == new.relative_ridge)
+        assert t.loc[at, "tame"].all()
+        assert float(t.loc[at, "penalty_share"].iloc[0]) <= EXTRAPOLATION_LIMIT
+        # the comparison fit behind the bias bound is no wild fit either
+        loose = loosest_plausible(new)
+        cmp = (t.candidate == new.candidate) & (t.relative_ridge == loose)
+        assert bool(t.loc[cmp, "tame"].all())
+    assert wild >= 3  # the design does produce wild fits without the check
+
+
+def test_extrapolation_check_only_with_exact_gram_matrices():
+    G, M, nr = _no_overlap_riesz_stats(0)
+    ch = cv_spectral(G, M, nr, candidates=[np.arange(8)], noise_share=0.3)
+    assert ch.table["tame"].all()  # below alpha = 1 the noise guard plays this role
+    assert (ch.table["penalty_share"] >= 0).all()
