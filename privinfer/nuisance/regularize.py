@@ -602,7 +602,7 @@ def cv_spectral(
     const = np.zeros(F) if const_folds is None else np.asarray(const_folds, dtype=float)
     wf = n_rows / n_rows.sum()
     rows = []
-    crits, beats_null = [], []
+    crits, beats_null, trusted = [], [], []
     # training averages of every fold at once: row weights of the other folds
     W = np.where(np.eye(F, dtype=bool), 0.0, n_rows[None, :])
     W = W / W.sum(axis=1, keepdims=True)
@@ -634,12 +634,16 @@ def cv_spectral(
         crits.append(crit)
         # a fit worse than the zero fit on some held-out fold is unstable, however low
         # its mean loss: held-out losses are unbounded below
-        trusted = (losses <= const[None, :]).all(axis=1) & tame
-        beats_null.append(np.where(trusted, crit, np.inf))
-    # first minimum in (candidate, grid) order, among the trusted pairs if there are any;
-    # ties up to TIE_RTOL, so that round-off cannot choose
-    stable = np.stack(beats_null)
-    grid = stable if np.isfinite(stable).any() else np.stack(crits)
+        beats = (losses <= const[None, :]).all(axis=1)
+        beats_null.append(np.where(beats, crit, np.inf))
+        trusted.append(np.where(beats & tame, crit, np.inf))
+    # first minimum in (candidate, grid) order, among the trusted pairs if there are any,
+    # else among those that beat the zero fit on every fold; ties up to TIE_RTOL, so that
+    # round-off cannot choose
+    grid = next(
+        (g for g in map(np.stack, (trusted, beats_null)) if np.isfinite(g).any()),
+        np.stack(crits),
+    )
     low = float(grid.min())
     tied = grid <= low + TIE_RTOL * abs(low)  # all True when every pair is infinite
     ci, r = divmod(int(np.argmax(tied)), rel.size)
