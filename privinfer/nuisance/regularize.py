@@ -458,8 +458,10 @@ def _penalty_share(
 
     A ridge fit :math:`\theta = (G + \lambda P)^{-1}r` has
     :math:`\theta'r = \theta'G\theta + \lambda\theta'P\theta`: the returned
-    :math:`\kappa = \sum_f w_f\lambda\theta_f'P\theta_f / \sum_f w_f\theta_f'G_f\theta_f`
-    (``inf`` where the fit energy is not positive). See :data:`EXTRAPOLATION_LIMIT`.
+    :math:`\kappa = \sum_f w_f\lambda\theta_{-f}'P\theta_{-f} /
+    \sum_f w_f\theta_{-f}'G_{-f}\theta_{-f}`, with :math:`\theta_{-f}` fitted on the
+    training Gram matrix :math:`G_{-f}` of held-out fold ``f`` (``inf`` where the fit
+    energy is not positive). See :data:`EXTRAPOLATION_LIMIT`.
     """
     w = n_rows / n_rows.sum()
     fit = fit_energy @ w
