@@ -9,6 +9,7 @@ import privinfer as pi
 from privinfer.inversion import ReferenceMoments, private_gram, private_mean
 from privinfer.nuisance.regularize import (
     EXTRAPOLATION_LIMIT,
+    _penalty_share,
     bias_aware_critical_value,
     cv_spectral,
     fit_crossfit,
@@ -233,8 +234,17 @@ def test_cv_spectral_does_not_trust_a_riesz_fit_carried_by_its_ridge():
     assert wild >= 3  # the design does produce wild fits without the check
 
 
-def test_extrapolation_check_only_with_exact_gram_matrices():
+def test_extrapolation_check_below_alpha_one_and_with_indefinite_gram():
+    cands = [np.arange(4), np.arange(8)]
     G, M, nr = _no_overlap_riesz_stats(0)
-    ch = cv_spectral(G, M, nr, candidates=[np.arange(8)], noise_share=0.3)
-    assert ch.table["tame"].all()  # below alpha = 1 the noise guard plays this role
-    assert (ch.table["penalty_share"] >= 0).all()
+    ch = cv_spectral(G, M, nr, candidates=cands, noise_share=0.3)
+    t = ch.table
+    assert bool(t.loc[(t.candidate == ch.candidate) & (t.relative_ridge == ch.relative_ridge),
+                      "tame"].all())  # fmt: skip
+    assert -20.0 < ch.loss < 0.0
+    # a fit with no positive estimated energy (a deconvolved Gram matrix that is negative
+    # in the fit's direction) is carried by its ridge: its penalty share is infinite
+    fit_energy = np.array([[-1.0, 0.1], [2.0, 2.0]])  # (ridges, folds)
+    penalty_energy = np.array([[0.2, 0.1], [0.2, 0.2]])
+    kappa = _penalty_share(fit_energy, penalty_energy, np.array([1.0, 3.0]))
+    assert np.isinf(kappa[0]) and kappa[1] == pytest.approx(0.1)
