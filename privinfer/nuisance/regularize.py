@@ -466,8 +466,8 @@ def _penalty_share(
     w = n_rows / n_rows.sum()
     fit = fit_energy @ w
     pen = penalty_energy @ w
-    tiny = np.finfo(float).tiny
-    return np.where(fit > tiny, pen / np.maximum(fit, tiny), np.inf)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # inf is the answer
+        return np.where(fit > 0, pen / np.where(fit > 0, fit, 1.0), np.inf)
 
 
 def cv_spectral(
