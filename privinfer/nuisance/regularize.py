@@ -446,8 +446,9 @@ def _cv_losses_batched(
     rf = rhs_folds[:, idx]
     quad = np.einsum("frj,fjk,frk->fr", coefs, Gf, coefs)
     losses = (const[:, None] + quad - 2 * np.einsum("frj,fj->fr", coefs, rf)).T
-    fit_energy = np.einsum("frj,fjk,frk->rf", coefs, Gs, coefs)
-    penalty_energy = np.einsum("frj,fj->rf", coefs, rt) - fit_energy
+    # G theta = r - lambda (0, b): the ridge energy is lambda |b|^2 and the fit energy the rest
+    penalty_energy = (ridges * np.einsum("frk,frk->fr", b, b)).T
+    fit_energy = np.einsum("frj,fj->rf", coefs, rt) - penalty_energy
     return losses, floored, scale, _penalty_share(fit_energy, penalty_energy, n_rows)
 
 
