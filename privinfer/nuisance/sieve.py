@@ -134,9 +134,7 @@ def deconvolved_quantiles(
     (True, True)
     """
     z = np.asarray(released, dtype=float)
-    if z.size > _QUANTILE_ROWS:
-        z = z[:: z.size // _QUANTILE_ROWS]
-    t = np.sort(z)
+    t = np.sort(z[quantile_rows(z.size)])
     fz = np.arange(1, t.size + 1) / t.size
     if alpha < 1.0:
         order = np.argsort(ref_values, kind="stable")
@@ -238,8 +236,7 @@ def _level_frequencies(
     (:func:`tail_levels`).
     """
     z = np.asarray(released, dtype=float)
-    if z.shape[0] > _QUANTILE_ROWS:  # the rows the quantiles read (a Dask source has them)
-        z = z[:: z.shape[0] // _QUANTILE_ROWS]
+    z = z[quantile_rows(z.shape[0])]  # the rows the quantiles read (a Dask source has them)
     q = z.mean(axis=0)
     p = q
     if alpha < 1.0:
@@ -350,9 +347,10 @@ def tail_coding(freq: FloatArray) -> list[tuple[float, FloatArray, int]]:
     out = []
     prev_c0, prev_coefs, prev_mass = 1.0, np.zeros(L - 1), float(mass.sum())
     for m in range(1, L):
-        tail = set(order[m:].tolist())
-        c0 = 1.0 if base in tail else 0.0
-        coefs = np.array([(1.0 if j in tail else 0.0) - c0 for j in range(L - 1)])
+        in_tail = np.zeros(L, dtype=bool)
+        in_tail[order[m:]] = True
+        c0 = float(in_tail[base])
+        coefs = in_tail[:base] - c0
         t_mass = float(mass[order[m:]].sum())
         r = t_mass / prev_mass if prev_mass > 0 else 0.0
         out.append((c0 - r * prev_c0, coefs - r * prev_coefs, L - m))
