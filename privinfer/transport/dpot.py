@@ -1091,7 +1091,8 @@ def estimate_transport_cost(
     :math:`\sum_c \pi_c N(\mu_c, V_c + \Sigma)` (EM of extreme deconvolution, Bovy,
     Hogg and Roweis, 2011; the Gaussian-mixture counterpart of the Kiefer and
     Wolfowitz (1956) NPMLE, computed by Koenker and Mizera (2014) as a convex
-    program), with 1 to 5 components chosen by AIC. Given :math:`\hat x_i`, the
+    program), with 1 to 5 components, full or spherical (:math:`V_c = v_cI`)
+    covariances, the family and the number chosen together by AIC. Given :math:`\hat x_i`, the
     posterior of :math:`x^s_i` is a Gaussian mixture. With weights :math:`a` summing to
     one (the estimate scales with their total), the squared-Euclidean cost splits
     exactly into a mean part and the cost between the centred measures,
@@ -1317,7 +1318,6 @@ class _DeconvolutionSpace(NamedTuple):
 
     x_hat: FloatArray
     Sigma: FloatArray
-    max_components: int
     spread: float  # unbiased estimate of the source's spread sum_i a_i ||x_i - m||^2
 
     @property
@@ -1345,8 +1345,7 @@ def _deconvolution_space(
         )
     a_n = a / a.sum()
     n_eff = 1.0 / float(np.sum(a_n**2))
-    fits = [c for c in range(1, MAX_COMPONENTS + 1) if n_parameters(c, k) < n_eff]
-    if not fits:
+    if n_parameters(1, k) >= n_eff:
         return None, (
             f"{owner}: estimator='deconvolution' fits a Gaussian with a full covariance "
             f"to the {k} source features, which needs more than {n_parameters(1, k)} "
@@ -1355,7 +1354,7 @@ def _deconvolution_space(
     x_hat, Sigma = space
     spread = float(a_n @ np.sum((x_hat - a_n @ x_hat) ** 2, axis=1)
                    - np.trace(Sigma) * (1.0 - 1.0 / n_eff))
-    return _DeconvolutionSpace(x_hat, Sigma, max(fits), spread), ""
+    return _DeconvolutionSpace(x_hat, Sigma, spread), ""
 
 
 def _deconvolution_estimate(
@@ -1365,10 +1364,10 @@ def _deconvolution_estimate(
     reg: float | None, max_iter: int | None,
 ) -> tuple[float, float, float, int]:
     """Calibrated posterior-mean cost, its standard error, plan excess and components."""
-    x_hat, Sigma, max_components, spread = space
+    x_hat, Sigma, spread = space
     mass = float(a.sum())
     a_n, b_n = a / mass, b / float(b.sum())
-    prior = select_mixture(x_hat, a_n, Sigma, max_components, rng)
+    prior = select_mixture(x_hat, a_n, Sigma, MAX_COMPONENTS, rng)
     draws = posterior_draws(x_hat, Sigma, prior, n_draws, rng)
     # unbiased mean part and spread of the source (the ensemble's first two moments)
     s2 = float(np.sum(a_n**2))

@@ -188,3 +188,30 @@ def test_summary_reports_the_noise_ratio_that_chose_the_estimator():
         assert len(text.splitlines()) <= 15
         # the rule of estimator="auto": deconvolve where the noise is below the spread
         assert (res.estimate.extrapolation == "deconvolution") == (ratio <= 1.0)
+
+
+def test_spherical_components_resolve_clusters_that_full_covariances_cannot_afford(
+        monkeypatch):
+    # three clusters in 5-D, 150 points, noise sd 3 per coordinate (three times the
+    # clusters' own spread): full covariances cost 20 parameters a component, and AIC
+    # keeps one Gaussian; spherical ones cost 6, and AIC finds the clusters
+    import privinfer.transport._deconvolution as deconv
+
+    centres = np.random.default_rng(20).normal(0.0, 3.0, size=(3, 5))
+    a, Sigma = np.full(150, 1 / 150), 9.0 * np.eye(5)
+
+    def fits(seed):
+        rng = np.random.default_rng(seed)
+        x_hat = (centres[np.arange(150) % 3] + rng.normal(size=(150, 5))
+                 + 3.0 * rng.normal(size=(150, 5)))
+        return select_mixture(x_hat, a, Sigma, 5, rng)
+
+    priors = [fits(seed) for seed in range(6)]
+    assert all(p.family == "spherical" and p.n_components >= 3 for p in priors)
+    # every true centre has a fitted one near it (centre error of a cluster of 50
+    # points seen through this noise: about 3 * sqrt(5 / 50) = 0.95)
+    gaps = [np.linalg.norm(p.means[:, None] - centres[None], axis=2).min(axis=0)
+            for p in priors]
+    assert float(np.mean(gaps)) < 1.6
+    monkeypatch.setattr(deconv, "FAMILIES", ("full",))
+    assert all(fits(seed).n_components == 1 for seed in range(6))
