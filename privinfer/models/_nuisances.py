@@ -157,16 +157,18 @@ class SeriesFits:
     n_rows: FloatArray
 
     def regularisation_shift(self, per_fold: bool = False) -> FloatArray:
-        r"""Change of each arm's estimate (and the ATT numerator) when the ridges loosen.
+        r"""Change of each arm's estimate (and the ATT numerator) when the fits loosen.
 
         With the held-out fold's statistics the one-step estimate of arm ``k`` is the
         bilinear form :math:`\psi_f(\beta,\theta) = \beta'M_f + \theta'c_f - \theta'G_f\beta`
         (and :math:`-\beta'E_f[d\varphi] - \theta_w'c_{0f} + \theta_w'G_{0f}\beta` for the ATT
         numerator, up to a constant); returned is the row-weighted mean over folds of
         :math:`\psi_f(\hat\beta,\hat\theta) - \psi_f(\tilde\beta,\tilde\theta)` with the
-        tilde fits at the ridges divided by ``LOOSEN``. Zero entries where no Riesz fit
-        exists (propensity route). ``per_fold``: the folds' weighted terms, shape
-        ``(F, L + 1)``, which sum to the shift.
+        tilde fits the looser comparison fits (the richest sieve and smallest ridge the CV
+        cannot tell from the chosen ones,
+        :func:`~privinfer.nuisance.regularize.loosest_plausible`). Zero entries where no
+        Riesz fit exists (propensity route). ``per_fold``: the folds' weighted terms,
+        shape ``(F, L + 1)``, which sum to the shift.
         """
         if not self.riesz:
             terms = np.zeros((len(self.held_out), len(self.outcome) + 1))

@@ -612,11 +612,13 @@ class TreatmentModel:
     def _bias_bound(self, reps: list[SplitFit], names: list[str], se: FloatArray) -> pd.Series:
         r"""Estimated bound on the regularisation bias; warns when it is large.
 
-        The shift :math:`\Delta = \hat\psi(\hat\lambda) - \hat\psi(\hat\lambda/L)`
-        (``L = LOOSEN``) is how much the estimate moves when both fits' CV-chosen ridges are
-        loosened, computed exactly from the held-out folds' statistics (the one-step
-        estimate is bilinear in the two fits' coefficients). Regularisation bias decays with
-        the ridge, so the move estimates the bias that remains at the chosen ridges. It is
+        The shift :math:`\Delta = \hat\psi(\hat\lambda) - \hat\psi(\tilde\lambda)` is how
+        much the estimate moves when both fits are loosened to the richest sieve and
+        smallest ridge the CV cannot tell from the chosen ones
+        (:func:`~privinfer.nuisance.regularize.loosest_plausible`), computed exactly from
+        the held-out folds' statistics (the one-step estimate is bilinear in the two fits'
+        coefficients). Regularisation bias decays with the ridge and the sieve, so the move
+        estimates the bias that remains at the chosen fits. It is
         itself noisy (the loosened fits are): with :math:`s^2` its variance estimated from
         its spread over the held-out folds, :math:`B = \sqrt{\max(0, \Delta^2 - s^2)}`
         (median over repeated splits) estimates :math:`|\mathrm{bias}|` without the

@@ -85,7 +85,7 @@ class SplitFit:
     contrast: FloatArray | None
     interp_err: float
     n: int
-    #: change of each estimate when the CV-chosen ridges are divided by ``LOOSEN``
+    #: change of each estimate when both fits loosen (``loosest_plausible``)
     shift: FloatArray
     #: private E_Qbar[rho^2]-type moments of the Riesz fits at the reference draws
     riesz_ref2: FloatArray

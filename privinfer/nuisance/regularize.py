@@ -63,7 +63,8 @@ DEFAULT_RIDGE_GRID: tuple[float, ...] = (0.0, *(10.0 ** (-k / 2) for k in range(
 #: against fits whose heavy-tailed held-out loss is low by chance). Measured: 1.0 chose
 #: heavier ridges whose product bias lowered coverage, so the default is the plain minimum.
 SE_PENALTY = 0.0
-#: The "looser" comparison fit behind the bias bound uses the chosen ridge over this factor.
+#: The "looser" comparison fit behind the bias bound has a ridge at most this factor below
+#: the chosen one (:func:`loosest_plausible`; a fixed ridge is divided by it).
 LOOSEN = 100.0
 #: Multiple of the estimated Gram noise that the smallest eigenvalue of the penalised
 #: matrix must reach (:func:`noise_guard`).
@@ -670,44 +671,55 @@ def cv_spectral(
     return SpectralChoice(ci, idx, ridge, float(rel[r]), loss, table, shrink)
 
 
-def loosest_plausible(choice: SpectralChoice, loosen: float = LOOSEN) -> float:
-    r"""The smallest relative ridge the CV cannot tell from the chosen one (toward less).
+def loosest_plausible(choice: SpectralChoice, loosen: float = LOOSEN) -> tuple[int, float]:
+    r"""The least regularised fit the CV cannot tell from the chosen one.
 
-    Among the chosen sub-basis's ridges between :math:`\hat\lambda/` ``loosen`` and
-    :math:`\hat\lambda` whose fits never needed the last-resort floor, the smallest one
-    whose CV loss is within one fold standard error of the chosen fit's: the loosest fit
-    the data still find as good. Loosening further only reaches fits the held-out loss
-    already rejects as noise, whose estimates move by noise rather than by the bias
-    that regularisation left (:func:`fit_crossfit`'s comparison fit).
+    Returns ``(candidate, relative_ridge)``. The pairs considered have a sieve at least as
+    rich as the chosen one (the candidates are nested, smallest first), a relative ridge
+    between :math:`\hat\lambda/` ``loosen`` and :math:`\hat\lambda`, never needed the
+    last-resort floor and are not carried by their ridge (``tame``); of those whose CV
+    loss is within one fold standard error of the chosen fit's, the richest sieve at its
+    smallest ridge. Regularisation biases a fit in two ways, through the ridge and
+    through the sieve's truncation, and this comparison fit is looser in both as far as
+    the data still find it as good. Loosening further only reaches fits the held-out
+    loss already rejects as noise, whose estimates move by noise rather than by the bias
+    that regularisation left (:func:`fit_crossfit`'s comparison fit). ``(candidate,
+    relative_ridge)`` of the choice itself when nothing qualifies.
 
     Examples
     --------
-    >>> t = pd.DataFrame({"candidate": 0, "relative_ridge": [0.0, 0.01, 0.1, 1.0],
-    ...                   "loss": [5.0, 1.05, 1.0, 2.0], "fold_se": 0.1, "n_floored": 0})
+    >>> t = pd.DataFrame({"candidate": [0, 0, 0, 1, 1, 1],
+    ...                   "relative_ridge": [0.001, 0.01, 0.1] * 2,
+    ...                   "loss": [5.0, 1.05, 1.0, 9.0, 1.08, 1.02], "fold_se": 0.1,
+    ...                   "n_floored": 0, "tame": True})
     >>> ch = SpectralChoice(0, np.arange(2), 0.1, 0.1, 1.0, t, 0.5)
     >>> loosest_plausible(ch)
-    0.01
+    (1, 0.01)
     """
     t = choice.table
-    mine = t["candidate"].to_numpy() == choice.candidate
-    rel = t["relative_ridge"].to_numpy()[mine]
-    loss = t["loss"].to_numpy()[mine]
-    fold_se = t["fold_se"].to_numpy()[mine]
-    floored = t["n_floored"].to_numpy()[mine]
+    cand = t["candidate"].to_numpy()
+    rel = t["relative_ridge"].to_numpy()
+    loss = t["loss"].to_numpy()
+    fold_se = t["fold_se"].to_numpy()
+    floored = t["n_floored"].to_numpy()
     # a fit carried by its ridge is no plausible comparison (cv_spectral's Notes)
-    tame = t["tame"].to_numpy(dtype=bool)[mine] if "tame" in t else np.ones(rel.size, bool)
-    at = np.flatnonzero(rel == choice.relative_ridge)
+    tame = t["tame"].to_numpy(dtype=bool) if "tame" in t else np.ones(rel.size, bool)
+    at = np.flatnonzero((cand == choice.candidate) & (rel == choice.relative_ridge))
     if at.size == 0:
-        return choice.relative_ridge / loosen
+        return choice.candidate, choice.relative_ridge / loosen
     bound = float(loss[at[0]] + fold_se[at[0]])
     ok = (
-        (rel <= choice.relative_ridge)
+        (cand >= choice.candidate)
+        & (rel <= choice.relative_ridge)
         & (rel >= choice.relative_ridge / loosen)
         & (floored == 0)
         & (loss <= bound)
         & tame
     )
-    return float(rel[ok].min()) if ok.any() else choice.relative_ridge
+    if not ok.any():
+        return choice.candidate, choice.relative_ridge
+    richest = int(cand[ok].max())
+    return richest, float(rel[ok & (cand == richest)].min())
 
 
 @dataclass(frozen=True)
@@ -720,8 +732,9 @@ class CrossFitFits:
         Fit used for estimation fold ``f`` (trained on ``train_masks[f]``), zero outside
         the chosen sub-basis.
     loose : ndarray of shape (F, J)
-        The same fits with the ridge divided by ``LOOSEN`` (100): the comparison behind
-        the estimated regularisation bias.
+        The comparison fits behind the estimated regularisation bias: with a CV choice,
+        the :func:`loosest_plausible` sieve and ridge; with a fixed ridge, the same fits
+        with the ridge divided by ``LOOSEN`` (100).
     choice : SpectralChoice or None
         The cross-validation choice (``None`` when the ridge was fixed).
     relative_ridge : float
@@ -816,7 +829,10 @@ def fit_crossfit(
         subset, rel = choice.subset, choice.relative_ridge
     else:
         subset, rel = np.arange(J), float(fixed_ridge)
-    loose_rel = None if choice is None or not with_loose else loosest_plausible(choice, loosen)
+    loose_pair = None if choice is None or not with_loose else loosest_plausible(choice, loosen)
+    loose_subset = subset
+    if loose_pair is not None and candidates is not None and loose_pair[0] != choice.candidate:
+        loose_subset = np.asarray(candidates[loose_pair[0]])
     coefs = np.zeros((F, J))
     loose = np.zeros((F, J))
     n_floored = 0
@@ -834,13 +850,22 @@ def fit_crossfit(
         # a fixed ridge is the user's: used as given (the guard only floors the looser
         # comparison fit), and recorded when it sits below the noise
         lam = max(rel * scale, guard if choice is not None else min_ridge)
-        if not with_loose:
-            path, fl = ridge_path(Gs, rt[subset], [lam])
-            coefs[f, subset] = path[0]
-            n_floored += int(fl[0])
-            continue
-        loose_lam = lam / loosen if loose_rel is None else loose_rel * scale
-        path, fl = ridge_path(Gs, rt[subset], [lam, max(loose_lam, guard)])
-        coefs[f, subset], loose[f, subset] = path[0], path[1]
+        lams = [lam]
+        if loose_pair is None and with_loose:
+            lams.append(max(lam / loosen, guard))
+        elif loose_pair is not None and loose_subset is subset:
+            lams.append(max(loose_pair[1] * scale, guard))
+        path, fl = ridge_path(Gs, rt[subset], lams)
+        coefs[f, subset] = path[0]
         n_floored += int(fl[0])
+        if len(lams) == 2:
+            loose[f, subset] = path[1]
+        elif loose_pair is not None:  # a richer sieve: its own scale and noise guard
+            Gl = Gt[np.ix_(loose_subset, loose_subset)]
+            guard_l = min_ridge
+            if noise_share > 0:
+                guard_l = max(guard_l, noise_guard(G_folds, n_rows, loose_subset, mask, Gt,
+                                                   noise_share))
+            lam_l = max(loose_pair[1] * _penalised_scale(Gl), guard_l)
+            loose[f, loose_subset] = ridge_path(Gl, rt[loose_subset], [lam_l])[0][0]
     return CrossFitFits(coefs, loose, choice, rel, n_floored, needed)

@@ -228,8 +228,9 @@ def test_cv_spectral_does_not_trust_a_riesz_fit_carried_by_its_ridge():
         assert t.loc[at, "tame"].all()
         assert float(t.loc[at, "penalty_share"].iloc[0]) <= EXTRAPOLATION_LIMIT
         # the comparison fit behind the bias bound is no wild fit either
-        loose = loosest_plausible(new)
-        cmp = (t.candidate == new.candidate) & (t.relative_ridge == loose)
+        loose_cand, loose_rel = loosest_plausible(new)
+        assert loose_cand >= new.candidate and loose_rel <= new.relative_ridge
+        cmp = (t.candidate == loose_cand) & (t.relative_ridge == loose_rel)
         assert bool(t.loc[cmp, "tame"].all())
     assert wild >= 3  # the design does produce wild fits without the check
 
@@ -248,3 +249,45 @@ def test_extrapolation_check_below_alpha_one_and_with_indefinite_gram():
     penalty_energy = np.array([[0.2, 0.1], [0.2, 0.2]])
     kappa = _penalty_share(fit_energy, penalty_energy, np.array([1.0, 3.0]))
     assert np.isinf(kappa[0]) and kappa[1] == pytest.approx(0.1)
+
+
+def test_comparison_fit_loosens_the_sieve_as_far_as_the_cv_allows():
+    # y = sin(2x): the CV picks the cubic, and the quintic is within one fold SE of it; the
+    # comparison fit behind the bias bound is the richest sieve within one fold SE, at
+    # its own scale, and is fitted on that sieve's functions
+    rng = np.random.default_rng(5)
+    n, F = 4000, 5
+    x = rng.uniform(-1.0, 1.0, n)
+    X = np.vander(x, 6, increasing=True)
+    y = np.sin(2.0 * x) + rng.normal(0.0, 1.0, n)
+    folds = np.arange(n) % F
+    G = np.stack([X[folds == f].T @ X[folds == f] / (n / F) for f in range(F)])
+    c = np.stack([X[folds == f].T @ y[folds == f] / (n / F) for f in range(F)])
+    nr = np.full(F, n / F)
+    masks = ~np.eye(F, dtype=bool)
+    cands = [np.arange(2), np.arange(4), np.arange(6)]
+    fits = fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0)
+    cand, rel = loosest_plausible(fits.choice)
+    t = fits.choice.table
+    row = t[(t.candidate == cand) & (t.relative_ridge == rel)].iloc[0]
+    chosen = t[(t.candidate == fits.choice.candidate)
+               & (t.relative_ridge == fits.choice.relative_ridge)].iloc[0]
+    assert cand >= fits.choice.candidate and rel <= fits.choice.relative_ridge
+    assert row.loss <= chosen.loss + chosen.fold_se and bool(row.tame)
+    # no richer pair qualifies (the richest, then the smallest ridge, is returned)
+    richer = t[(t.candidate > cand) & (t.relative_ridge <= fits.choice.relative_ridge)
+               & (t.relative_ridge >= fits.choice.relative_ridge / 100)]
+    assert not ((richer.loss <= chosen.loss + chosen.fold_se) & richer.tame).any()
+    sub = cands[cand]
+    assert fits.choice.candidate == 1 and cand == 2  # a richer sieve (not vacuous)
+    for f in range(F):
+        Gt = G[masks[f]].mean(axis=0)
+        rt = c[masks[f]].mean(axis=0)
+        Gs = Gt[np.ix_(sub, sub)]
+        P = np.eye(sub.size)
+        P[0, 0] = 0.0
+        schur = Gs[1:, 1:] - np.outer(Gs[1:, 0], Gs[1:, 0]) / Gs[0, 0]
+        lam = rel * np.trace(schur) / (sub.size - 1)  # relative to the penalised block
+        np.testing.assert_allclose(fits.loose[f, sub], np.linalg.solve(Gs + lam * P, rt[sub]),
+                                   rtol=1e-6, atol=1e-8)
+        assert np.all(fits.loose[f, np.setdiff1d(np.arange(6), sub)] == 0.0)
