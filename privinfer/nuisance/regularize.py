@@ -837,16 +837,21 @@ def fit_crossfit(
     loose = np.zeros((F, J))
     n_floored = 0
     needed = 0.0
+
+    def guard_of(idx: IntArray, mask: np.ndarray, Gt: FloatArray) -> float:
+        """Smallest ridge of a fit on ``idx``: its noise guard, at least ``min_ridge``."""
+        if noise_share <= 0:
+            return min_ridge
+        return max(min_ridge, noise_guard(G_folds, n_rows, idx, mask, Gt, noise_share))
+
     for f in range(F):
         Gt, rt = train_average(G_folds, rhs_folds, n_rows, np.asarray(train_masks[f], bool))
         Gs = Gt[np.ix_(subset, subset)]
         scale = _penalised_scale(Gs)
         mask = np.asarray(train_masks[f], bool)
-        guard = min_ridge
-        if noise_share > 0:
-            guard = max(guard, noise_guard(G_folds, n_rows, subset, mask, Gt, noise_share))
-            if choice is None and rel * scale < guard:
-                needed = max(needed, guard / scale)
+        guard = guard_of(subset, mask, Gt)
+        if noise_share > 0 and choice is None and rel * scale < guard:
+            needed = max(needed, guard / scale)
         # a fixed ridge is the user's: used as given (the guard only floors the looser
         # comparison fit), and recorded when it sits below the noise
         lam = max(rel * scale, guard if choice is not None else min_ridge)
@@ -862,10 +867,6 @@ def fit_crossfit(
             loose[f, subset] = path[1]
         elif loose_pair is not None:  # a richer sieve: its own scale and noise guard
             Gl = Gt[np.ix_(loose_subset, loose_subset)]
-            guard_l = min_ridge
-            if noise_share > 0:
-                guard_l = max(guard_l, noise_guard(G_folds, n_rows, loose_subset, mask, Gt,
-                                                   noise_share))
-            lam_l = max(loose_pair[1] * _penalised_scale(Gl), guard_l)
+            lam_l = max(loose_pair[1] * _penalised_scale(Gl), guard_of(loose_subset, mask, Gt))
             loose[f, loose_subset] = ridge_path(Gl, rt[loose_subset], [lam_l])[0][0]
     return CrossFitFits(coefs, loose, choice, rel, n_floored, needed)
