@@ -830,9 +830,8 @@ def fit_crossfit(
     else:
         subset, rel = np.arange(J), float(fixed_ridge)
     loose_pair = None if choice is None or not with_loose else loosest_plausible(choice, loosen)
-    loose_subset = subset
-    if loose_pair is not None and candidates is not None and loose_pair[0] != choice.candidate:
-        loose_subset = np.asarray(candidates[loose_pair[0]])
+    richer = loose_pair is not None and candidates is not None and loose_pair[0] != choice.candidate
+    loose_subset = np.asarray(candidates[loose_pair[0]]) if richer else subset
     coefs = np.zeros((F, J))
     loose = np.zeros((F, J))
     n_floored = 0
@@ -858,14 +857,14 @@ def fit_crossfit(
         lams = [lam]
         if loose_pair is None and with_loose:
             lams.append(max(lam / loosen, guard))
-        elif loose_pair is not None and loose_subset is subset:
+        elif loose_pair is not None and not richer:
             lams.append(max(loose_pair[1] * scale, guard))
         path, fl = ridge_path(Gs, rt[subset], lams)
         coefs[f, subset] = path[0]
         n_floored += int(fl[0])
         if len(lams) == 2:
             loose[f, subset] = path[1]
-        elif loose_pair is not None:  # a richer sieve: its own scale and noise guard
+        elif richer:  # its own scale and noise guard
             Gl = Gt[np.ix_(loose_subset, loose_subset)]
             lam_l = max(loose_pair[1] * _penalised_scale(Gl), guard_of(loose_subset, mask, Gt))
             loose[f, loose_subset] = ridge_path(Gl, rt[loose_subset], [lam_l])[0][0]
