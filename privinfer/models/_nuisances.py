@@ -214,6 +214,7 @@ def fit_series(
     functional: bool,
     odds: bool,
     like: SeriesFits | None = None,
+    with_loose: bool | None = None,
 ) -> SeriesFits:
     r"""Outcome and Riesz fits of every fold, each with its own private-CV sieve and ridge.
 
@@ -224,6 +225,8 @@ def fit_series(
     ``ridge`` is ``"cv"`` or a fixed relative ridge (then the full basis is used).
     ``like``: an earlier fit on the same basis (the bootstrap's refits); each nuisance's
     CV then tries only the ``_REFIT_CANDIDATES`` sub-bases that scored best there.
+    ``with_loose``: also fit the looser comparison fits (default: only without ``like``;
+    the bootstrap asks for them when it measures the noise of the regularisation shift).
     """
     F, L = st.cnt.shape
     held = held_out_fits(st, levels, mean, R, alpha)
@@ -232,6 +235,7 @@ def fit_series(
     m_mu = np.array([m[0] for m in masks])
     m_rho = np.array([m[1] for m in masks])
     fixed = None if ridge == "cv" else float(ridge)
+    loose = like is None if with_loose is None else bool(with_loose)
     G = [np.stack([h.G[k] for h in held]) for k in range(L)]
 
     def fit(
@@ -247,7 +251,7 @@ def fit_series(
             cands = top_candidates(prev.choice, candidates, _REFIT_CANDIDATES)
         return fit_crossfit(
             G[k], rhs, n_rows, mask, candidates=cands, fixed_ridge=fixed,
-            noise_share=1.0 - alpha, with_loose=like is None,
+            noise_share=1.0 - alpha, with_loose=loose,
         )  # fmt: skip
 
     def before(group: str, i: int) -> CrossFitFits | None:

@@ -93,7 +93,7 @@ class SplitFit:
     regularisation: tuple[tuple[str, str], ...]
     #: (label, smallest eigenvalue) of every indefinite deconvolved Gram matrix (all rows)
     indefinite: tuple[tuple[str, float], ...] = ()
-    #: noise of ``shift``, from its spread over the held-out folds
+    #: noise of ``shift``: its spread over the held-out folds, or the bootstrap's if larger
     shift_se: FloatArray | None = None
     #: fold-block bootstrap standard errors of ``est`` (None: not computed)
     boot_se: FloatArray | None = None
