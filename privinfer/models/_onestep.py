@@ -772,12 +772,18 @@ class TreatmentModel:
         shift_se = fold_spread_se(per_fold, st.cnt.sum(axis=1))
         boot = None
         if fine is not None and rng is not None:
-            drawn = self._bootstrap(fine, fits, st, est, contrast, refit, rng)
+            # the draws refit the comparison fits only where the shift could widen the
+            # interval: the bootstrap can only raise the shift's noise and the standard
+            # error, so a bound under the note threshold now stays under it
+            se_if = np.sqrt(np.diag(influence_cov(phi, x.clusters) if cov is None else cov))
+            widens = shift**2 - shift_se**2 > (_BIAS_NOTE_SHARE * se_if) ** 2
+            loose = o.ridge == "cv" and (o.n_rep > 1 or bool(np.any(widens)))
+            drawn = self._bootstrap(fine, fits, st, est, contrast, refit, rng, loose)
             if drawn is not None:
                 boot, boot_shift_scale = drawn
                 # the fold spread misses the comparison fits' own noise, which every
                 # held-out fold shares; the bootstrap refits them
-                if o.ridge == "cv":  # see _shift_bootstrap_on for a fixed ridge
+                if boot_shift_scale is not None:
                     shift_se = np.maximum(shift_se, boot_shift_scale)
                 if not se_boot:
                     boot = None
@@ -849,14 +855,16 @@ class TreatmentModel:
         contrast: FloatArray | None,
         refit: Any,
         rng: np.random.Generator,
-    ) -> tuple[BootstrapSE, FloatArray] | None:
-        """Fold-block bootstrap of ``est`` and of the regularisation shift (None where it
-        does not apply).
+        shift: bool = True,
+    ) -> tuple[BootstrapSE, FloatArray | None] | None:
+        """Fold-block bootstrap of ``est`` and, with ``shift``, of the regularisation
+        shift (None where it does not apply).
 
-        Every draw refits the chosen and the looser comparison fits, so the spread of the
-        draws' shifts measures the shift's noise, including the comparison fits' own,
-        which all held-out folds share and their spread cannot see. Returned: the
-        bootstrap of ``est`` and the robust scale (1.4826 MAD) of the shift's draws. Not
+        With ``shift`` every draw refits the chosen and the looser comparison fits, so the
+        spread of the draws' shifts measures the shift's noise, including the comparison
+        fits' own, which all held-out folds share and their spread cannot see. Returned:
+        the bootstrap of ``est`` and the robust scale (1.4826 MAD) of the shift's draws
+        (None without ``shift``). Not
         their standard deviation: a comparison fit at a small ridge has a few wild draws,
         and a shift that nearly every draw repeats is a bias, not noise. Used for
         CV-chosen fits only (see :meth:`_shift_bootstrap_on`).
@@ -872,6 +880,8 @@ class TreatmentModel:
             return v[:L] @ contrast if contrast is not None else v[L : L + 1]
 
         def params(f: SeriesFits, s: FoldStats) -> FloatArray:
+            if not shift:
+                return values(f, s)
             moves = f.regularisation_shift(per_fold=True)
             return np.concatenate([values(f, s), self._shift_terms(moves, contrast).sum(axis=0)])
 
@@ -882,13 +892,15 @@ class TreatmentModel:
             out = bootstrap_se(
                 fine,
                 self.options.n_folds,
-                lambda s: refit(s, fits, loose=self.options.ridge == "cv"),
+                lambda s: refit(s, fits, loose=shift),
                 params,
                 rng,
                 N_DRAWS,
             )
         if out is None:
             return None
+        if not shift:
+            return out, None
         P = est.size
         assert out.draws is not None  # internal invariant: bootstrap_se keeps its draws
         own = BootstrapSE(out.se[:P], out.n_draws, out.cov[:P, :P], out.draws[:, :P])
