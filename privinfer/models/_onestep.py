@@ -828,7 +828,7 @@ class TreatmentModel:
         o, alpha = self.options, self.mechanism.alpha
         if o.variance == "influence":
             return False
-        eligible = o.riesz == "auto" and o.outcome_model == "series" and self.C is None
+        eligible = self._series_route()
         if o.variance == "bootstrap":
             if not eligible:
                 raise ValueError(
@@ -864,10 +864,9 @@ class TreatmentModel:
         spread of the draws' shifts measures the shift's noise, including the comparison
         fits' own, which all held-out folds share and their spread cannot see. Returned:
         the bootstrap of ``est`` and the robust scale (1.4826 MAD) of the shift's draws
-        (None without ``shift``). Not
-        their standard deviation: a comparison fit at a small ridge has a few wild draws,
-        and a shift that nearly every draw repeats is a bias, not noise. Used for
-        CV-chosen fits only (see :meth:`_shift_bootstrap_on`).
+        (None without ``shift``). Not their standard deviation: a comparison fit at a
+        small ridge has a few wild draws, and a shift that nearly every draw repeats is a
+        bias, not noise. Used for CV-chosen fits only (see :meth:`_shift_bootstrap_on`).
 
         The bilinear form of the held-out statistics must reproduce the estimate (it does
         for the automatic series route; a mismatch, e.g. from a route added later, turns
@@ -917,12 +916,13 @@ class TreatmentModel:
         SE, the robust scale of the draws exceeded the shift in 3 of 10 fits), so such
         a shift keeps the fold spread as its noise.
         """
-        o = self.options
-        eligible = (
-            o.riesz == "auto" and o.outcome_model == "series" and self.C is None
-            and o.ridge == "cv"
-        )  # fmt: skip
+        eligible = self._series_route() and self.options.ridge == "cv"
         return eligible and self.inputs.n_obs * self.mechanism.alpha**2 <= MAX_EFFECTIVE_N
+
+    def _series_route(self) -> bool:
+        """The automatic series route with a built-in estimand (what the bootstrap re-runs)."""
+        o = self.options
+        return o.riesz == "auto" and o.outcome_model == "series" and self.C is None
 
     def _fold_nuisances(
         self,
