@@ -162,7 +162,8 @@ class PublishedLabelledSource:
     --------
     >>> rng = np.random.default_rng(0)
     >>> Xs, ys = rng.normal(size=(60, 4)), rng.choice(["a", "b", "c"], 60)
-    >>> pub = DPDASource(3.0, 1e-4, 8, 1.0, classes=["a", "b", "c"]).publish(Xs, ys)
+    >>> pub = DPDASource(3.0, 1e-4, 8, 1.0, classes=["a", "b", "c"],
+    ...                  random_state=0).publish(Xs, ys)
     >>> pub.classes.tolist(), pub.noisy_counts.shape, pub.source.rows.shape
     (['a', 'b', 'c'], (3,), (60, 8))
     >>> pub.eps_labels, pub.privacy.eps, pub.privacy.delta  # eps + eps' by composition
@@ -231,7 +232,8 @@ class DPDASource:
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> Xs, ys = rng.normal(size=(60, 4)), rng.integers(0, 3, 60)
-    >>> pub = DPDASource(3.0, 1e-4, 8, 1.0, classes=[0, 1, 2]).publish(Xs, ys)
+    >>> pub = DPDASource(3.0, 1e-4, 8, 1.0, classes=[0, 1, 2],
+    ...                  random_state=0).publish(Xs, ys)
     >>> pub.noisy_counts.shape
     (3,)
     """

@@ -113,7 +113,7 @@ class PublishedSource:
     Examples
     --------
     >>> Xs = np.random.default_rng(0).normal(size=(30, 5))
-    >>> pub = DPOTSource(eps=5.0, delta=1e-3, ell=50).publish(Xs)
+    >>> pub = DPOTSource(eps=5.0, delta=1e-3, ell=50, random_state=0).publish(Xs)
     >>> pub.n_samples, pub.n_features, pub.ell
     (30, 5, 50)
     >>> pub.rows.shape, pub.projection.shape
@@ -302,8 +302,8 @@ class CostEstimate:
     --------
     >>> rng = np.random.default_rng(0)
     >>> Xs, Xt = rng.normal(size=(40, 3)), rng.normal(1.0, 1.0, size=(40, 3))
-    >>> pub = DPOTSource(eps=10.0, delta=1e-5, ell=32).publish(Xs)
-    >>> est = estimate_transport_cost(pub, Xt, estimator="extrapolation")
+    >>> pub = DPOTSource(eps=10.0, delta=1e-5, ell=32, random_state=0).publish(Xs)
+    >>> est = estimate_transport_cost(pub, Xt, estimator="extrapolation", random_state=0)
     >>> bool(est.lower <= est.estimate <= est.upper), est.n_folds, est.in_terms.shape
     (True, 4, (32,))
     >>> est.extrapolation, est.noise_levels.round(2).tolist()
@@ -413,8 +413,8 @@ class DPOTResult:
     --------
     >>> rng = np.random.default_rng(0)
     >>> Xs, Xt = rng.normal(size=(30, 5)), rng.normal(1.0, 1.0, size=(40, 5))
-    >>> pub = DPOTSource(eps=5.0, delta=1e-3, ell=50).publish(Xs)
-    >>> res = dpot(pub, Xt)
+    >>> pub = DPOTSource(eps=5.0, delta=1e-3, ell=50, random_state=0).publish(Xs)
+    >>> res = dpot(pub, Xt, random_state=0)
     >>> res.plan.shape, res.cost.shape
     ((30, 40), (30, 40))
     >>> bool(np.allclose(res.plan.sum(axis=1), 1 / 30))  # uniform source marginal
@@ -516,7 +516,7 @@ class MinibatchDPOTResult:
     >>> import warnings
     >>> rng = np.random.default_rng(0)
     >>> Xs, Xt = rng.normal(size=(200, 5)), rng.normal(1.0, 1.0, size=(200, 5))
-    >>> src = DPOTSource(eps=1.0, delta=1e-3, ell=20)
+    >>> src = DPOTSource(eps=1.0, delta=1e-3, ell=20, random_state=0)
     >>> pubs = src.publish_minibatches(Xs, batch_size=50, n_batches=4)
     >>> res = dpot_minibatch(pubs, Xt, random_state=2)
     >>> res.batch_w_tilde.shape[0] + res.diagnostics["n_empty_batches"]
@@ -1147,8 +1147,8 @@ def estimate_transport_cost(
     --------
     >>> rng = np.random.default_rng(0)
     >>> Xs, Xt = rng.normal(size=(50, 4)), rng.normal(1.0, 1.0, size=(50, 4))
-    >>> pub = DPOTSource(eps=4.0, delta=1e-5, ell=32).publish(Xs)
-    >>> est = estimate_transport_cost(pub, Xt, n_folds=4)
+    >>> pub = DPOTSource(eps=4.0, delta=1e-5, ell=32, random_state=0).publish(Xs)
+    >>> est = estimate_transport_cost(pub, Xt, n_folds=4, random_state=0)
     >>> est.n_folds, bool(est.lower < est.upper), bool(est.std_error > 0)
     (4, True, True)
     >>> dec = estimate_transport_cost(pub, Xt, estimator="deconvolution", random_state=0)
@@ -1480,8 +1480,8 @@ def dpot(
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> Xs, Xt = rng.normal(size=(30, 5)), rng.normal(1.0, 1.0, size=(40, 5))
-    >>> pub = DPOTSource(eps=5.0, delta=1e-3, ell=50).publish(Xs)
-    >>> res = dpot(pub, Xt)
+    >>> pub = DPOTSource(eps=5.0, delta=1e-3, ell=50, random_state=0).publish(Xs)
+    >>> res = dpot(pub, Xt, random_state=0)
     >>> res.plan.shape
     (30, 40)
     >>> b = np.r_[np.full(20, 1.5), np.full(20, 0.5)] / 40  # POT-style target weights
@@ -1644,7 +1644,7 @@ class DPOTSource:
     --------
     >>> import numpy as np
     >>> Xs = np.random.default_rng(0).normal(size=(50, 8))
-    >>> pub = DPOTSource(eps=2.0, delta=1e-5, ell=16).publish(Xs)
+    >>> pub = DPOTSource(eps=2.0, delta=1e-5, ell=16, random_state=0).publish(Xs)
     >>> pub.rows.shape, round(pub.sigma, 3) > 0
     ((50, 16), True)
     """
@@ -1906,8 +1906,8 @@ class DPOT:
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> Xs, Xt = rng.normal(size=(40, 6)), rng.normal(2.0, 1.0, size=(40, 6))
-    >>> pub = DPOTSource(eps=5.0, delta=1e-3, ell=30).publish(Xs)
-    >>> est = DPOT().fit(pub, Xt)
+    >>> pub = DPOTSource(eps=5.0, delta=1e-3, ell=30, random_state=0).publish(Xs)
+    >>> est = DPOT(random_state=0).fit(pub, Xt)
     >>> est.plan_.shape
     (40, 40)
     >>> lo, hi = est.estimate_.conf_int()

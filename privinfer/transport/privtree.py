@@ -460,7 +460,7 @@ def privtree_synthesize(
     >>> rng = np.random.default_rng(0)
     >>> t = rng.uniform(size=2000)
     >>> x = np.c_[t, t**2, 0.5 + 0.0 * t]  # a curve in d = 3
-    >>> nu, diag = privtree_synthesize(x, 1.0, [(0, 1)] * 3)
+    >>> nu, diag = privtree_synthesize(x, 1.0, [(0, 1)] * 3, random_state=0)
     >>> bool(np.isclose(nu.weights.sum(), 1.0))
     True
     """
@@ -599,7 +599,7 @@ def grid_synthesize(
     >>> import numpy as np
     >>> from privinfer.transport.privtree import grid_synthesize
     >>> x = np.random.default_rng(0).uniform(size=(1000, 2))
-    >>> nu, _ = grid_synthesize(x, 1.0, [(0, 1), (0, 1)], depth=6)
+    >>> nu, _ = grid_synthesize(x, 1.0, [(0, 1), (0, 1)], depth=6, random_state=0)
     >>> nu.n_atoms
     64
     """
@@ -723,7 +723,7 @@ class PrivTreeSynthesizer:
     >>> import numpy as np
     >>> from privinfer.transport.privtree import PrivTreeSynthesizer
     >>> x = np.random.default_rng(0).normal(0.5, 0.1, size=(5000, 2)).clip(0, 1)
-    >>> synth = PrivTreeSynthesizer(1.0, [(0, 1), (0, 1)]).fit(x)
+    >>> synth = PrivTreeSynthesizer(1.0, [(0, 1), (0, 1)], random_state=0).fit(x)
     >>> synth.sample(2, random_state=0).shape
     (2, 2)
     >>> bool(synth.measure_.wasserstein(x) < 0.1)
