@@ -31,11 +31,14 @@ def test_sphinx_build_is_warning_free(tmp_path):
 
 @pytest.mark.slow
 def test_docstring_examples_run(tmp_path):
+    """Every example runs, and with its seeds: an unseeded draw fails (``_seeded_doctests``)."""
     pytest.importorskip("matplotlib")
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "--doctest-modules", "-q", "-n", "0",
-         "-p", "no:cacheprovider", "--rootdir", str(ROOT), str(ROOT / "privinfer")],
+         "-p", "no:cacheprovider", "-p", "_seeded_doctests",
+         "--rootdir", str(ROOT), str(ROOT / "privinfer")],
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
-        env={**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "MPLBACKEND": "Agg",
+             "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])},
     )
     assert proc.returncode == 0, proc.stdout[-6000:]
