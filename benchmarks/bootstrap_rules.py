@@ -83,13 +83,13 @@ def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
     import privinfer.models._nuisances as nuisances
     import privinfer.models._onestep as onestep
 
-    captured: list[np.ndarray | None] = []
+    captured: list[Any] = []  # the BootstrapSE of each fit (None where none ran)
     plain = onestep.bootstrap_se
     plain_top = nuisances.top_candidates
 
     def capture(*args: Any, **kwargs: Any) -> Any:
         out = plain(*args, **kwargs)
-        captured.append(None if out is None else out.draws)
+        captured.append(out)
         return out
 
     onestep.bootstrap_se = capture
@@ -123,12 +123,9 @@ def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
                 out[rule] = (res, time.perf_counter() - t0, captured[0] if captured else None)
             nuisances._REFIT_CANDIDATES = None
             nuisances.top_candidates = plain_top
-            res, secs, draws = out["default"]
+            res, secs, boot = out["default"]
             for j, name in enumerate(res.params.index):
-                mad = np.nan
-                if draws is not None:
-                    col = draws[:, j]
-                    mad = 1.4826 * float(np.median(np.abs(col - np.median(col))))
+                mad = np.nan if boot is None else float(boot.robust_scale()[j])
                 se_if = float(out["influence"][0].bse[name])
                 rows.append({
                     "design": design, "alpha": alpha, "estimand": name, "rep": rep,
