@@ -1,25 +1,27 @@
-"""Other ways to read the fold-block bootstrap: are any better than the default?
+"""Other ways to read the fold-block bootstrap: which reading of the draws is best?
 
 Below ``alpha = 1`` the reported standard error is the larger of the influence-function
 one and the standard deviation of 30 fold-block bootstrap draws, each of which re-runs
-the whole nuisance stage, private CV over every sieve candidate included
-(:mod:`privinfer.models._foldboot`). The validation study finds it too small on some
+the whole nuisance stage, private CV over the sieve candidates included
+(:mod:`privinfer.models._foldboot`). The validation study found it too small on some
 hard designs and too large on others. This script measures, on the same replications of
-the cells where that happens, three alternatives next to the default:
+the cells where that happens, the rules:
 
 * ``influence``: the influence-function standard error alone (``variance="influence"``);
-* ``mad``: the larger of the influence one and the robust scale of the same draws,
+* ``all``: every draw's CV tries all sub-bases (the default before ``margin2``);
+* ``mad``: the larger of the influence one and the robust scale of the ``all`` draws,
   1.4826 times their median absolute deviation, which a few wild draws cannot move;
-* ``top3``: the default rule, but every draw's CV tries only the 3 sub-bases that scored
-  best for the estimate (fewer candidates: faster, less selection noise);
-* ``margin2``: the default rule, but every draw's CV tries only the sub-bases whose CV
-  loss for the estimate (at their best ridge) was within 2 fold standard errors of the
-  best one's: the draws no longer pick sieves that the estimate's own CV ruled out.
+* ``top3``: every draw's CV tries only the 3 sub-bases that scored best for the estimate
+  (fewer candidates: faster, less selection noise);
+* ``margin2`` (the default): every draw's CV tries only the sub-bases whose CV loss for
+  the estimate (at their best ridge) was within 2 fold standard errors of the best
+  one's (:func:`privinfer.nuisance.regularize.plausible_candidates`): the draws no longer
+  pick sieves that the estimate's own CV ruled out.
 
 Per cell it prints SE / Monte Carlo sd and the coverage of ``estimate +- 1.96 SE`` for
 every rule (plain intervals, without the bias-aware widening, so that the rules are
-compared on the same footing), and the mean seconds per fit of the default and of
-``top3``. The estimates are the same under every rule (same seeds, same splits).
+compared on the same footing), and the mean seconds per fit of ``all``, ``top3`` and
+``margin2``. The estimates are the same under every rule (same seeds, same splits).
 
 Usage::
 
@@ -44,7 +46,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from validate import MODELS, _rep_seed
 from validate_designs import DESIGNS, privatize
 
-#: (design, alpha, estimand): SE too high with the default rule, then too low without it.
+from privinfer.nuisance.regularize import REFIT_MARGIN
+
+#: (design, alpha, estimand): SE too high with the ``all`` rule, then too low without it.
 CELLS = [
     ("nsw_censored", 0.7, "ATE"),
     ("kink_mixed", 0.5, "ATT"),
@@ -58,24 +62,16 @@ CELLS = [
 QUICK_CELLS = [("nsw_censored", 0.7, "ATE"), ("overlap_s", 0.5, "ATE")]
 
 
-#: ``margin2``: sub-bases within this many fold standard errors of the best CV loss.
-MARGIN = 2.0
-
-
-def _within_margin(choice: Any, candidates: list[np.ndarray], k: int) -> list[np.ndarray]:
-    """The sub-bases whose best CV loss is within ``MARGIN`` fold SEs of the chosen best."""
+def _top3(choice: Any, margin: float) -> list[int]:
+    """The 3 sub-bases with the lowest CV loss (at their best ridge); ``margin`` unused."""
     t = choice.table
-    ok = t[(t["n_floored"] == 0) & np.isfinite(t["loss"])]
-    if not len(ok):
-        return list(candidates)
-    best = ok.loc[ok.groupby("candidate")["loss"].idxmin()]
-    top = best.loc[best["loss"].idxmin()]
-    keep = best.loc[best["loss"] <= top["loss"] + MARGIN * top["fold_se"], "candidate"]
-    return [candidates[int(c)] for c in sorted(keep)]
+    finite = t[t["n_floored"] == 0]
+    best = (finite if len(finite) else t).groupby("candidate")["loss"].min().nsmallest(3)
+    return sorted(int(c) for c in best.index)
 
 
 def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every replication of one cell under the default, ``top3``, ``margin2`` and
+    """Every replication of one cell under the ``all``, ``top3``, ``margin2`` and
     ``influence`` rules."""
     from threadpoolctl import threadpool_limits
 
@@ -85,7 +81,7 @@ def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
 
     captured: list[Any] = []  # the BootstrapSE of each fit (None where none ran)
     plain = onestep.bootstrap_se
-    plain_top = nuisances.top_candidates
+    plain_keep = nuisances.plausible_candidates
 
     def capture(*args: Any, **kwargs: Any) -> Any:
         out = plain(*args, **kwargs)
@@ -103,14 +99,14 @@ def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
             raw = d.simulate(task["n"], np.random.default_rng(s_data))
             rel = privatize(mech, raw, d.public, np.random.default_rng(s_rel))
             out: dict[str, Any] = {}
-            for rule, opts, k in (
-                ("default", {}, None),
-                ("top3", {}, 3),
-                ("margin2", {}, 1_000),  # k unused: _within_margin keeps by CV loss
-                ("influence", {"variance": "influence"}, None),
+            for rule, opts, margin, keep in (
+                ("all", {}, None, plain_keep),
+                ("top3", {}, 0.0, _top3),
+                ("margin2", {}, REFIT_MARGIN, plain_keep),
+                ("influence", {"variance": "influence"}, REFIT_MARGIN, plain_keep),
             ):
-                nuisances._REFIT_CANDIDATES = k
-                nuisances.top_candidates = _within_margin if rule == "margin2" else plain_top
+                nuisances._REFIT_MARGIN = margin
+                nuisances.plausible_candidates = keep
                 captured.clear()
                 t0 = time.perf_counter()
                 with warnings.catch_warnings():
@@ -121,21 +117,21 @@ def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
                         )
                     )
                 out[rule] = (res, time.perf_counter() - t0, captured[0] if captured else None)
-            nuisances._REFIT_CANDIDATES = None
-            nuisances.top_candidates = plain_top
-            res, secs, boot = out["default"]
+            nuisances._REFIT_MARGIN = REFIT_MARGIN
+            nuisances.plausible_candidates = plain_keep
+            res, secs, boot = out["all"]
             for j, name in enumerate(res.params.index):
                 mad = np.nan if boot is None else float(boot.robust_scale()[j])
                 se_if = float(out["influence"][0].bse[name])
                 rows.append({
                     "design": design, "alpha": alpha, "estimand": name, "rep": rep,
                     "estimate": float(res.params[name]),
-                    "se_default": float(res.bse[name]),
+                    "se_all": float(res.bse[name]),
                     "se_top3": float(out["top3"][0].bse[name]),
                     "se_margin2": float(out["margin2"][0].bse[name]),
                     "se_influence": se_if,
                     "se_mad": max(mad, se_if) if np.isfinite(mad) else se_if,
-                    "secs_default": secs, "secs_top3": out["top3"][1],
+                    "secs_all": secs, "secs_top3": out["top3"][1],
                     "secs_margin2": out["margin2"][1],
                 })  # fmt: skip
     onestep.bootstrap_se = plain
@@ -151,11 +147,11 @@ def summarise(reps: pd.DataFrame) -> pd.DataFrame:
         sd = float(g.estimate.std(ddof=1))
         row: dict[str, Any] = {"design": design, "estimand": name, "alpha": alpha,
                                "R": len(g), "bias/sd": (g.estimate.mean() - truth) / sd}
-        for rule in ("influence", "default", "mad", "top3", "margin2"):
+        for rule in ("influence", "all", "mad", "top3", "margin2"):
             se = g[f"se_{rule}"]
             row[f"{rule} SE/MCsd"] = float(se.mean()) / sd
             row[f"{rule} cover"] = float(np.mean(np.abs(g.estimate - truth) <= 1.959964 * se))
-        row["secs default"] = float(g.secs_default.mean())
+        row["secs all"] = float(g.secs_all.mean())
         row["secs top3"] = float(g.secs_top3.mean())
         row["secs margin2"] = float(g.secs_margin2.mean())
         out.append(row)

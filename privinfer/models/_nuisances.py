@@ -42,7 +42,12 @@ from privinfer.nuisance.basis import PolynomialBasis
 from privinfer.nuisance.crossval import private_cv_kernel
 from privinfer.nuisance.kernel import KernelReference, private_kernel_regression
 from privinfer.nuisance.logit import fit_private_logit
-from privinfer.nuisance.regularize import CrossFitFits, SpectralChoice, fit_crossfit
+from privinfer.nuisance.regularize import (
+    REFIT_MARGIN,
+    CrossFitFits,
+    fit_crossfit,
+    plausible_candidates,
+)
 from privinfer.nuisance.sieve import SieveBasis
 
 __all__ = [
@@ -62,11 +67,11 @@ __all__ = [
 #: The largest candidate of the adaptive sieve has at most n_min * alpha^2 / this many
 #: functions (n_min: rows of the smallest arm; alpha^2: privatisation's loss of information).
 _SIEVE_ROWS_PER_BASIS = 10
-#: Sub-bases a refit on resampled statistics tries per nuisance (the best of the original
-#: CV), None: all. Measured on the validation designs, restricting the refits to the best 3
-#: removed a third of the selection variance the bootstrap is there to see, for 40% less
-#: time: all are tried.
-_REFIT_CANDIDATES: int | None = None
+#: Sub-bases a refit on resampled statistics tries per nuisance: those within this many
+#: fold SEs of the best CV loss of the original fit (:func:`plausible_candidates`), None:
+#: all. Restricting the refits to the best 3 instead removed a third of the selection
+#: variance the bootstrap is there to see, for 40% less time.
+_REFIT_MARGIN: float | None = REFIT_MARGIN
 #: Compute cap on the adaptive sieve (the sufficient statistics cost O(n J^2)).
 _SIEVE_MAX_BASIS = 160
 #: Grid size of single-index reference expectations (interpolation error reported).
@@ -224,7 +229,8 @@ def fit_series(
     (:func:`~privinfer.nuisance.regularize.cv_spectral`); nothing is refitted from rows.
     ``ridge`` is ``"cv"`` or a fixed relative ridge (then the full basis is used).
     ``like``: an earlier fit on the same basis (the bootstrap's refits); each nuisance's
-    CV then tries only the ``_REFIT_CANDIDATES`` sub-bases that scored best there.
+    CV then tries only the sub-bases whose CV loss there came within ``_REFIT_MARGIN``
+    fold standard errors of the best (:func:`plausible_candidates`).
     ``with_loose``: also fit the looser comparison fits (default: only without ``like``;
     the bootstrap asks for them when it measures the noise of the regularisation shift).
     """
@@ -243,12 +249,12 @@ def fit_series(
     ) -> CrossFitFits:
         cands = candidates
         if (
-            _REFIT_CANDIDATES is not None
+            _REFIT_MARGIN is not None
             and prev is not None
             and prev.choice is not None
             and candidates is not None
         ):
-            cands = top_candidates(prev.choice, candidates, _REFIT_CANDIDATES)
+            cands = [candidates[c] for c in plausible_candidates(prev.choice, _REFIT_MARGIN)]
         return fit_crossfit(
             G[k], rhs, n_rows, mask, candidates=cands, fixed_ridge=fixed,
             noise_share=1.0 - alpha, with_loose=loose,
@@ -278,16 +284,6 @@ def fit_series(
         if odds:
             od = fit(0, np.stack([h.e_dphi for h in held]), m_rho, before("odds", 0))
     return SeriesFits(outcome, rz, od, held, n_rows)
-
-
-def top_candidates(
-    choice: SpectralChoice, candidates: list[IntArray], k: int
-) -> list[IntArray]:
-    """The ``k`` sub-bases with the lowest CV loss (at their best ridge) in ``choice``."""
-    t = choice.table
-    finite = t[t["n_floored"] == 0]
-    best = (finite if len(finite) else t).groupby("candidate")["loss"].min().nsmallest(k)
-    return [candidates[int(c)] for c in sorted(best.index)]
 
 
 # -- outcome regression ------------------------------------------------------------------
