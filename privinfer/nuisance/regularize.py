@@ -750,14 +750,15 @@ def plausible_candidates(choice: SpectralChoice, margin: float = REFIT_MARGIN) -
     >>> plausible_candidates(ch)
     [0, 1]
     """
-    t = choice.table
-    ok = t[(t["n_floored"] == 0) & np.isfinite(t["loss"])]
-    if not len(ok):
-        return sorted(int(c) for c in t["candidate"].unique())
-    best = ok.loc[ok.groupby("candidate")["loss"].idxmin()]
-    top = best.loc[best["loss"].idxmin()]
-    keep = best["loss"] <= top["loss"] + margin * top["fold_se"]
-    return sorted(int(c) for c in best.loc[keep, "candidate"])
+    t = choice.table  # every bootstrap draw asks: plain arrays, no pandas grouping
+    cand = t["candidate"].to_numpy()
+    loss = t["loss"].to_numpy(dtype=float)
+    ok = (t["n_floored"].to_numpy() == 0) & np.isfinite(loss)
+    if not ok.any():
+        return np.unique(cand).astype(int).tolist()
+    top = np.flatnonzero(ok)[np.argmin(loss[ok])]  # the best pair: its candidate's best too
+    bound = loss[top] + margin * float(t["fold_se"].to_numpy(dtype=float)[top])
+    return np.unique(cand[ok & (loss <= bound)]).astype(int).tolist()
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
 """Spectral ridge paths, private CV losses, the noise guard and the bias-aware critical value."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,6 +17,7 @@ from privinfer.nuisance.regularize import (
     fit_crossfit,
     loosest_plausible,
     noise_guard,
+    plausible_candidates,
     ridge_path,
     spectral_solve,
 )
@@ -291,3 +294,30 @@ def test_comparison_fit_loosens_the_sieve_as_far_as_the_cv_allows():
         np.testing.assert_allclose(fits.loose[f, sub], np.linalg.solve(Gs + lam * P, rt[sub]),
                                    rtol=1e-6, atol=1e-8)
         assert np.all(fits.loose[f, np.setdiff1d(np.arange(6), sub)] == 0.0)
+
+
+def test_bootstrap_refits_keep_the_sieves_the_cv_cannot_rule_out():
+    # y = sin(2x) with little noise: the linear fit loses to the cubic by far more than 2
+    # fold SEs, the quintic does not; a bootstrap draw refits only the cubic and quintic
+    rng = np.random.default_rng(7)
+    n, F = 4000, 5
+    x = rng.uniform(-1.0, 1.0, n)
+    X = np.vander(x, 6, increasing=True)
+    y = np.sin(2.0 * x) + rng.normal(0.0, 0.3, n)
+    folds = np.arange(n) % F
+    G = np.stack([X[folds == f].T @ X[folds == f] / (n / F) for f in range(F)])
+    c = np.stack([X[folds == f].T @ y[folds == f] / (n / F) for f in range(F)])
+    cands = [np.arange(2), np.arange(4), np.arange(6)]
+    fits = fit_crossfit(G, c, np.full(F, n / F), ~np.eye(F, dtype=bool), candidates=cands,
+                        noise_share=0.0)  # fmt: skip
+    t = fits.choice.table
+    best = t[t.n_floored == 0].groupby("candidate").loss.min()
+    top = t.loc[t[t.n_floored == 0].loss.idxmin()]
+    want = sorted(int(k) for k in best.index if best[k] <= top.loss + 2.0 * top.fold_se)
+    got = plausible_candidates(fits.choice, 2.0)
+    assert got == want and 0 not in got and fits.choice.candidate in got
+    assert plausible_candidates(fits.choice, 1e6) == [0, 1, 2]
+    # floored pairs never count; with none left, every candidate is refitted
+    floored = fits.choice.table.assign(n_floored=1)
+    ch = dataclasses.replace(fits.choice, table=floored)
+    assert plausible_candidates(ch, 2.0) == [0, 1, 2]
