@@ -8,20 +8,21 @@ hard designs and too large on others. This script measures, on the same replicat
 the cells where that happens, the rules:
 
 * ``influence``: the influence-function standard error alone (``variance="influence"``);
-* ``all``: every draw's CV tries all sub-bases (the default before ``margin2``);
-* ``mad``: the larger of the influence one and the robust scale of the ``all`` draws,
+* ``default``: every draw's CV tries all sub-bases;
+* ``mad``: the larger of the influence one and the robust scale of the default's draws,
   1.4826 times their median absolute deviation, which a few wild draws cannot move;
 * ``top3``: every draw's CV tries only the 3 sub-bases that scored best for the estimate
   (fewer candidates: faster, less selection noise);
-* ``margin2`` (the default): every draw's CV tries only the sub-bases whose CV loss for
+* ``margin2``: every draw's CV tries only the sub-bases whose CV loss for
   the estimate (at their best ridge) was within 2 fold standard errors of the best
   one's (:func:`privinfer.nuisance.regularize.plausible_candidates`): the draws no longer
   pick sieves that the estimate's own CV ruled out.
 
 Per cell it prints SE / Monte Carlo sd and the coverage of ``estimate +- 1.96 SE`` for
 every rule (plain intervals, without the bias-aware widening, so that the rules are
-compared on the same footing), and the mean seconds per fit of ``all``, ``top3`` and
-``margin2``. The estimates are the same under every rule (same seeds, same splits).
+compared on the same footing), and the mean seconds per fit of the default, ``top3`` and
+``margin2``. ``benchmarks/validate.py`` measures the same rules on every cell with
+``--refit-margin``. The estimates are the same under every rule (same seeds, same splits).
 
 Usage::
 
@@ -48,7 +49,7 @@ from validate_designs import DESIGNS, privatize
 
 from privinfer.nuisance.regularize import REFIT_MARGIN
 
-#: (design, alpha, estimand): SE too high with the ``all`` rule, then too low without it.
+#: (design, alpha, estimand): SE too high with the default rule, then too low without it.
 CELLS = [
     ("nsw_censored", 0.7, "ATE"),
     ("kink_mixed", 0.5, "ATT"),
@@ -71,7 +72,7 @@ def _top3(choice: Any, margin: float) -> list[int]:
 
 
 def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every replication of one cell under the ``all``, ``top3``, ``margin2`` and
+    """Every replication of one cell under the default, ``top3``, ``margin2`` and
     ``influence`` rules."""
     from threadpoolctl import threadpool_limits
 
@@ -100,10 +101,10 @@ def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
             rel = privatize(mech, raw, d.public, np.random.default_rng(s_rel))
             out: dict[str, Any] = {}
             for rule, opts, margin, keep in (
-                ("all", {}, None, plain_keep),
+                ("default", {}, None, plain_keep),
                 ("top3", {}, 0.0, _top3),
                 ("margin2", {}, REFIT_MARGIN, plain_keep),
-                ("influence", {"variance": "influence"}, REFIT_MARGIN, plain_keep),
+                ("influence", {"variance": "influence"}, None, plain_keep),
             ):
                 nuisances._REFIT_MARGIN = margin
                 nuisances.plausible_candidates = keep
@@ -117,21 +118,21 @@ def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
                         )
                     )
                 out[rule] = (res, time.perf_counter() - t0, captured[0] if captured else None)
-            nuisances._REFIT_MARGIN = REFIT_MARGIN
+            nuisances._REFIT_MARGIN = None
             nuisances.plausible_candidates = plain_keep
-            res, secs, boot = out["all"]
+            res, secs, boot = out["default"]
             for j, name in enumerate(res.params.index):
                 mad = np.nan if boot is None else float(boot.robust_scale()[j])
                 se_if = float(out["influence"][0].bse[name])
                 rows.append({
                     "design": design, "alpha": alpha, "estimand": name, "rep": rep,
                     "estimate": float(res.params[name]),
-                    "se_all": float(res.bse[name]),
+                    "se_default": float(res.bse[name]),
                     "se_top3": float(out["top3"][0].bse[name]),
                     "se_margin2": float(out["margin2"][0].bse[name]),
                     "se_influence": se_if,
                     "se_mad": max(mad, se_if) if np.isfinite(mad) else se_if,
-                    "secs_all": secs, "secs_top3": out["top3"][1],
+                    "secs_default": secs, "secs_top3": out["top3"][1],
                     "secs_margin2": out["margin2"][1],
                 })  # fmt: skip
     onestep.bootstrap_se = plain
@@ -147,11 +148,11 @@ def summarise(reps: pd.DataFrame) -> pd.DataFrame:
         sd = float(g.estimate.std(ddof=1))
         row: dict[str, Any] = {"design": design, "estimand": name, "alpha": alpha,
                                "R": len(g), "bias/sd": (g.estimate.mean() - truth) / sd}
-        for rule in ("influence", "all", "mad", "top3", "margin2"):
+        for rule in ("influence", "default", "mad", "top3", "margin2"):
             se = g[f"se_{rule}"]
             row[f"{rule} SE/MCsd"] = float(se.mean()) / sd
             row[f"{rule} cover"] = float(np.mean(np.abs(g.estimate - truth) <= 1.959964 * se))
-        row["secs all"] = float(g.secs_all.mean())
+        row["secs default"] = float(g.secs_default.mean())
         row["secs top3"] = float(g.secs_top3.mean())
         row["secs margin2"] = float(g.secs_margin2.mean())
         out.append(row)

@@ -23,6 +23,7 @@ Usage::
     python benchmarks/validate.py --jobs 1 --out full.csv # 200 reps (100 at n = 16000)
     python benchmarks/validate.py --designs overlap_s --alphas 1 --n 4000 --reps 100 \
         --model-options '{"degree": "cv"}' --label cv
+    python benchmarks/validate.py --alphas 0.7,0.5 --n 4000 --reps 24 --refit-margin 2
     python benchmarks/validate.py --render full.csv --md docs/user_guide/validation_results.md
 
 Writes the cell summary to ``--out`` (CSV), every replication to ``<out>_reps.csv`` and a
@@ -77,8 +78,15 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     """Replications ``task["reps"]`` of one cell, single-threaded BLAS (cells run in parallel)."""
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=1):
-        return _run_task(task)
+    import privinfer.models._nuisances as nuisances
+
+    before = nuisances._REFIT_MARGIN  # --refit-margin: a research option of the bootstrap
+    nuisances._REFIT_MARGIN = task.get("refit_margin", before)
+    try:
+        with threadpool_limits(limits=1):
+            return _run_task(task)
+    finally:
+        nuisances._REFIT_MARGIN = before
 
 
 def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -164,6 +172,7 @@ def make_tasks(
     seed: int,
     label: str = "",
     chunk: int = CHUNK,
+    refit_margin: float | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance)."""
     tasks = []
@@ -182,6 +191,7 @@ def make_tasks(
                             "model_options": model_options,
                             "seed": seed,
                             "label": label,
+                            "refit_margin": refit_margin,
                         }
                     )
     return tasks
@@ -398,6 +408,13 @@ def main(argv: list[str] | None = None) -> None:
         help='JSON dict passed to from_formula, e.g. \'{"degree": "cv"}\'',
     )
     parser.add_argument("--label", default="", help="tag stored with every replication")
+    parser.add_argument(
+        "--refit-margin",
+        type=float,
+        default=None,
+        help="bootstrap draws refit only the sub-bases within this many fold SEs of the "
+        "best CV loss (default: all sub-bases)",
+    )
     parser.add_argument("--render", default=None, help="re-render tables from a summary CSV")
     args = parser.parse_args(argv)
     pd.set_option("display.width", 250)
@@ -421,7 +438,8 @@ def main(argv: list[str] | None = None) -> None:
         reps = args.reps if args.reps is not None else (40 if args.quick else None)
         options = json.loads(args.model_options)
         tasks = make_tasks(
-            designs, _floats(args.alphas), ns, reps, estimands, options, args.seed, args.label
+            designs, _floats(args.alphas), ns, reps, estimands, options, args.seed, args.label,
+            refit_margin=args.refit_margin,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

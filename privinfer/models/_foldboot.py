@@ -18,9 +18,7 @@ systems in the training folds' sums and the estimate is the bilinear form
 the statistics per fold *and* per random block of rows (``N_BLOCKS`` blocks per fold;
 clusters stay within one block), and a bootstrap draw reweights the blocks of every fold
 by multinomial counts, re-runs the whole nuisance stage (private CV of sieve and ridge
-included, over the sub-bases whose CV loss for the estimate came within
-:data:`~privinfer.nuisance.regularize.REFIT_MARGIN` fold standard errors of the best one's)
-on the reweighted sums and re-evaluates the bilinear form. No row is touched
+included) on the reweighted sums and re-evaluates the bilinear form. No row is touched
 again; a draw costs one nuisance stage. The spread of the draws estimates the estimate's
 total variance, nuisance noise and selection included (a bootstrap of independent blocks
 of independent rows; Efron and Tibshirani, 1993), and the reported standard error is the

@@ -67,10 +67,9 @@ SE_PENALTY = 0.0
 #: The "looser" comparison fit behind the bias bound has a ridge at most this factor below
 #: the chosen one (:func:`loosest_plausible`; a fixed ridge is divided by it).
 LOOSEN = 100.0
-#: A bootstrap draw refits only the sub-bases within this many fold standard errors of
-#: the best CV loss of the estimate's own fit (:func:`plausible_candidates`). Measured on
-#: the validation designs at n = 4000: 2 takes the worst bootstrap overshoot (SE / MC sd
-#: 1.81) to 1.37 and leaves every other cell within 0.01, with the same coverage.
+#: Fold standard errors within which :func:`plausible_candidates` keeps a sub-base. Used
+#: by the bootstrap's refits only when ``privinfer.models._nuisances._REFIT_MARGIN`` is
+#: set (default: every sub-base is refitted; see that constant for the measurements).
 REFIT_MARGIN = 2.0
 #: Multiple of the estimated Gram noise that the smallest eigenvalue of the penalised
 #: matrix must reach (:func:`noise_guard`).
@@ -733,12 +732,13 @@ def plausible_candidates(choice: SpectralChoice, margin: float = REFIT_MARGIN) -
 
     Each candidate is scored at its best ridge among the pairs that never needed the
     last-resort floor; a candidate is kept when that loss is at most the best candidate's
-    loss plus ``margin`` times the best candidate's fold standard error. The fold-block
-    bootstrap (:mod:`privinfer.models._foldboot`) refits each draw's CV over these
-    sub-bases only: a draw then still sees the selection noise between sieves the
-    estimate's own CV could not tell apart, but no longer picks a sieve that CV ruled out
-    (whose wild fits made the bootstrap standard error far too large on some designs).
-    All candidates when no pair qualifies.
+    loss plus ``margin`` times the best candidate's fold standard error. All candidates
+    when no pair qualifies. A research option of the fold-block bootstrap
+    (:mod:`privinfer.models._foldboot`): its draws can refit over these sub-bases only, so
+    that a draw still sees the selection noise between sieves the estimate's own CV could
+    not tell apart but no longer picks one that CV ruled out. Measured, that trims the
+    bootstrap standard error where it is far too large, but also where its width covered
+    the estimator's own wild draws, so it is not the default.
 
     Examples
     --------
