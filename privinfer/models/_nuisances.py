@@ -42,7 +42,12 @@ from privinfer.nuisance.basis import PolynomialBasis
 from privinfer.nuisance.crossval import private_cv_kernel
 from privinfer.nuisance.kernel import KernelReference, private_kernel_regression
 from privinfer.nuisance.logit import fit_private_logit
-from privinfer.nuisance.regularize import CrossFitFits, fit_crossfit, plausible_candidates
+from privinfer.nuisance.regularize import (
+    CrossFitFits,
+    SpectraCache,
+    fit_crossfit,
+    plausible_candidates,
+)
 from privinfer.nuisance.sieve import SieveBasis
 
 __all__ = [
@@ -243,6 +248,8 @@ def fit_series(
     fixed = None if ridge == "cv" else float(ridge)
     loose = like is None if with_loose is None else bool(with_loose)
     G = [np.stack([h.G[k] for h in held]) for k in range(L)]
+    # the outcome and Riesz fits of arm k share G[k]: their CV spectra are computed once
+    spectra = [SpectraCache() for _ in range(L)]
 
     def fit(
         k: int, rhs: FloatArray, mask: np.ndarray, prev: CrossFitFits | None
@@ -257,7 +264,7 @@ def fit_series(
             cands = [candidates[c] for c in plausible_candidates(prev.choice, _REFIT_MARGIN)]
         return fit_crossfit(
             G[k], rhs, n_rows, mask, candidates=cands, fixed_ridge=fixed,
-            noise_share=1.0 - alpha, with_loose=loose,
+            noise_share=1.0 - alpha, with_loose=loose, spectra_cache=spectra[k],
         )  # fmt: skip
 
     def before(group: str, i: int) -> CrossFitFits | None:

@@ -31,7 +31,7 @@ Armstrong and Kolesár (2020).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,7 @@ from privinfer.exceptions import DataMismatchError
 __all__ = [
     "DEFAULT_RIDGE_GRID",
     "CrossFitFits",
+    "SpectraCache",
     "SpectralChoice",
     "bias_aware_critical_value",
     "cv_spectral",
@@ -400,46 +401,93 @@ def _cv_losses_loop(
     return losses, floored, scale, _penalty_share(fit_energy, penalty_energy, n_rows)
 
 
-def _cv_losses_batched(
+@dataclass(frozen=True)
+class _FoldSpectra:
+    """The part of :func:`_cv_losses_batched` that does not depend on the right-hand side.
+
+    Eigendecompositions of the training folds' penalised blocks of one sub-basis, their
+    scales and noise guards: the outcome and Riesz fits of one arm share the Gram
+    matrices, so :func:`cv_spectral` can compute these once for both (``spectra_cache``).
+    """
+
+    g00: FloatArray
+    g10: FloatArray
+    lam: FloatArray
+    U: FloatArray
+    scale: FloatArray
+    guard: FloatArray
+    G_held: FloatArray
+
+
+@dataclass
+class SpectraCache:
+    """What the fits of one set of per-fold Gram matrices can share (``spectra_cache``).
+
+    The outcome and Riesz fits of one arm solve systems in the same Gram matrices with
+    different right-hand sides: :func:`cv_spectral` keeps each sub-basis's training-fold
+    spectra in ``spectra`` (key: sub-basis, smallest ridge, noise share) and
+    :func:`fit_crossfit` each fold's noise guard in ``guards`` (key: sub-basis, training
+    mask, noise share, smallest ridge). Valid for one ``G_folds`` and ``n_rows`` only.
+    """
+
+    spectra: dict[tuple[bytes, float, float], _FoldSpectra | None] = field(
+        default_factory=dict
+    )
+    guards: dict[tuple[bytes, bytes, float, float], float] = field(default_factory=dict)
+
+
+def _fold_spectra(
     G_folds: FloatArray,
-    rhs_folds: FloatArray,
     n_rows: FloatArray,
     G_train: FloatArray,
-    r_train: FloatArray,
     idx: IntArray,
-    rel: FloatArray,
-    const: FloatArray,
     min_ridge: float,
     noise_share: float,
-) -> tuple[FloatArray, IntArray, FloatArray, FloatArray] | None:
-    """:func:`_cv_losses_loop` with every fold in one batched eigendecomposition.
-
-    The same arithmetic (the constant profiled out of each training Gram matrix, the
-    :func:`noise_guard` from the same eigenvalues, the spectral ridge path); ``None`` when
-    some training matrix has no positive constant entry (the loop handles that case).
+) -> _FoldSpectra | None:
+    """Every training fold's spectrum of sub-basis ``idx`` in one batched
+    eigendecomposition (the constant profiled out of each training Gram matrix, the
+    :func:`noise_guard` from the same eigenvalues); ``None`` when some training matrix
+    has no positive constant entry (:func:`_cv_losses_loop` handles that case).
     """
     F, j = n_rows.size, idx.size
-    Gs = 0.5 * (G_train[:, idx][:, :, idx] + G_train[:, idx][:, :, idx].transpose(0, 2, 1))
+    At = G_train[:, idx][:, :, idx]
+    Gs = 0.5 * (At + At.transpose(0, 2, 1))
     if j < 2 or np.any(Gs[:, 0, 0] <= 0):
         return None
-    rt = r_train[:, idx]
     g00, g10 = Gs[:, 0, 0], Gs[:, 1:, 0]
     S = Gs[:, 1:, 1:] - g10[:, :, None] * g10[:, None, :] / g00[:, None, None]
     S = 0.5 * (S + S.transpose(0, 2, 1))
-    rr = rt[:, 1:] - g10 * (rt[:, 0] / g00)[:, None]
     lam, U = np.linalg.eigh(S)
     scale = np.maximum(np.trace(S, axis1=1, axis2=2) / (j - 1), np.finfo(float).tiny)
     guard = np.full(F, float(min_ridge))
+    sub = G_folds[:, idx][:, :, idx]
     if noise_share > 0:
         w = n_rows / n_rows.sum()
-        sub = G_folds[:, idx][:, :, idx]
         D = sub - np.tensordot(w, sub, 1)
         spread = float(w @ (D**2).sum(axis=(1, 2)))
         n_tr = n_rows.sum() - n_rows
         var = F / max(F - 1, 1) * float(np.mean(n_rows)) / n_tr * spread
         nu = 2.0 * np.sqrt(var / j)
         guard = np.maximum(guard, np.maximum(0.0, NOISE_GUARD * noise_share * nu - lam[:, 0]))
-    ridges = np.maximum(rel[None, :] * scale[:, None], guard[:, None])  # (F, R)
+    return _FoldSpectra(g00, g10, lam, U, scale, guard, sub)
+
+
+def _cv_losses_batched(
+    sp: _FoldSpectra,
+    rhs_folds: FloatArray,
+    n_rows: FloatArray,
+    r_train: FloatArray,
+    idx: IntArray,
+    rel: FloatArray,
+    const: FloatArray,
+) -> tuple[FloatArray, IntArray, FloatArray, FloatArray]:
+    """:func:`_cv_losses_loop` with every fold at once, on the spectra of
+    :func:`_fold_spectra` (the same arithmetic: the spectral ridge path).
+    """
+    g00, g10, lam, U, scale = sp.g00, sp.g10, sp.lam, sp.U, sp.scale
+    rt = r_train[:, idx]
+    rr = rt[:, 1:] - g10 * (rt[:, 0] / g00)[:, None]
+    ridges = np.maximum(rel[None, :] * scale[:, None], sp.guard[:, None])  # (F, R)
     z = np.einsum("fji,fj->fi", U, rr)
     eps = _LAST_RESORT * np.maximum(np.mean(np.abs(lam), axis=1), np.finfo(float).tiny)
     den = lam[:, None, :] + ridges[:, :, None]
@@ -448,9 +496,8 @@ def _cv_losses_batched(
     b = np.einsum("fri,fki->frk", z[:, None, :] / den, U)
     a = (rt[:, 0][:, None] - np.einsum("frk,fk->fr", b, g10)) / g00[:, None]
     coefs = np.concatenate([a[:, :, None], b], axis=2)  # (F, R, j)
-    Gf = G_folds[:, idx][:, :, idx]
     rf = rhs_folds[:, idx]
-    quad = np.einsum("frj,fjk,frk->fr", coefs, Gf, coefs)
+    quad = np.einsum("frj,fjk,frk->fr", coefs, sp.G_held, coefs)
     losses = (const[:, None] + quad - 2 * np.einsum("frj,fj->fr", coefs, rf)).T
     # G theta = r - lambda (0, b): the ridge energy is lambda |b|^2 and the fit energy the rest
     penalty_energy = (ridges * np.einsum("frk,frk->fr", b, b)).T
@@ -489,6 +536,7 @@ def cv_spectral(
     se_penalty: float = SE_PENALTY,
     noise_share: float = 1.0,
     extrapolation_limit: float = EXTRAPOLATION_LIMIT,
+    spectra_cache: SpectraCache | None = None,
 ) -> SpectralChoice:
     r"""Choose a sub-basis and a ridge by the private held-out loss.
 
@@ -528,6 +576,10 @@ def cv_spectral(
         never chosen.
     extrapolation_limit : float, default=EXTRAPOLATION_LIMIT
         The largest ratio of ridge energy to fit energy of a trusted fit (see Notes).
+    spectra_cache : SpectraCache, optional
+        Keeps each sub-basis's training-fold spectra for the next call with the *same*
+        ``G_folds`` and ``n_rows`` (another right-hand side: the outcome and Riesz fits
+        of one arm); the caller owns it and must not share it across Gram matrices.
 
     Returns
     -------
@@ -623,12 +675,17 @@ def cv_spectral(
     G_train = np.einsum("fg,gij->fij", W, G_folds)
     r_train = W @ rhs_folds
     for ci, idx in enumerate(cands):
-        batched = _cv_losses_batched(
-            G_folds, rhs_folds, n_rows, G_train, r_train, idx, rel, const, min_ridge,
-            noise_share,
-        )  # fmt: skip
-        if batched is not None:
-            losses, floored, scale, kappa = batched
+        key = (idx.tobytes(), float(min_ridge), float(noise_share))
+        if spectra_cache is not None and key in spectra_cache.spectra:
+            sp = spectra_cache.spectra[key]
+        else:
+            sp = _fold_spectra(G_folds, n_rows, G_train, idx, min_ridge, noise_share)
+            if spectra_cache is not None:
+                spectra_cache.spectra[key] = sp
+        if sp is not None:
+            losses, floored, scale, kappa = _cv_losses_batched(
+                sp, rhs_folds, n_rows, r_train, idx, rel, const
+            )
         else:
             losses, floored, scale, kappa = _cv_losses_loop(
                 G_folds, rhs_folds, n_rows, idx, rel, const, min_ridge, noise_share
@@ -810,6 +867,7 @@ def fit_crossfit(
     se_penalty: float = SE_PENALTY,
     noise_share: float = 1.0,
     with_loose: bool = True,
+    spectra_cache: SpectraCache | None = None,
 ) -> CrossFitFits:
     r"""Choose sieve and ridge of one nuisance by private CV, then fit it for every fold.
 
@@ -836,6 +894,8 @@ def fit_crossfit(
         looser comparison fit.
     with_loose : bool, default=True
         Also fit the looser comparison fits (zeros otherwise, e.g. in bootstrap refits).
+    spectra_cache : SpectraCache, optional
+        Passed to :func:`cv_spectral`; also keeps each fold's noise guard.
 
     Returns
     -------
@@ -863,7 +923,7 @@ def fit_crossfit(
         choice = cv_spectral(
             G_folds, rhs_folds, n_rows, candidates=candidates, ridges=ridges,
             const_folds=const_folds, min_ridge=min_ridge, se_penalty=se_penalty,
-            noise_share=noise_share,
+            noise_share=noise_share, spectra_cache=spectra_cache,
         )  # fmt: skip
         subset, rel = choice.subset, choice.relative_ridge
     else:
@@ -880,7 +940,13 @@ def fit_crossfit(
         """Smallest ridge of a fit on ``idx``: its noise guard, at least ``min_ridge``."""
         if noise_share <= 0:
             return min_ridge
-        return max(min_ridge, noise_guard(G_folds, n_rows, idx, mask, Gt, noise_share))
+        key = (np.asarray(idx, np.int64).tobytes(), mask.tobytes(), noise_share, min_ridge)
+        if spectra_cache is not None and key in spectra_cache.guards:
+            return spectra_cache.guards[key]
+        guard = max(min_ridge, noise_guard(G_folds, n_rows, idx, mask, Gt, noise_share))
+        if spectra_cache is not None:
+            spectra_cache.guards[key] = guard
+        return guard
 
     for f in range(F):
         Gt, rt = train_average(G_folds, rhs_folds, n_rows, np.asarray(train_masks[f], bool))

@@ -11,6 +11,7 @@ import privinfer as pi
 from privinfer.inversion import ReferenceMoments, private_gram, private_mean
 from privinfer.nuisance.regularize import (
     EXTRAPOLATION_LIMIT,
+    SpectraCache,
     _penalty_share,
     bias_aware_critical_value,
     cv_spectral,
@@ -321,3 +322,30 @@ def test_bootstrap_refits_keep_the_sieves_the_cv_cannot_rule_out():
     floored = fits.choice.table.assign(n_floored=1)
     ch = dataclasses.replace(fits.choice, table=floored)
     assert plausible_candidates(ch, 2.0) == [0, 1, 2]
+
+
+def test_fits_sharing_a_spectra_cache_equal_fits_without_one():
+    # the outcome and Riesz fits of one arm share the Gram matrices: with one cache the
+    # second fit reuses the first's spectra and noise guards, and every number is the same
+    # (to the bit) as without it; below alpha = 1 (noise_share > 0) the guards are cached too
+    rng = np.random.default_rng(11)
+    n, F = 3000, 5
+    x = rng.uniform(-1.0, 1.0, n)
+    X = np.vander(x, 6, increasing=True)
+    folds = np.arange(n) % F
+    G = np.stack([X[folds == f].T @ X[folds == f] / (n / F) for f in range(F)])
+    G += rng.normal(0.0, 0.01, G.shape)  # deconvolution noise: not positive definite
+    y = np.tanh(3 * x) + rng.normal(0.0, 0.5, n)
+    c = np.stack([X[folds == f].T @ y[folds == f] / (n / F) for f in range(F)])
+    e = np.tile(X.mean(axis=0), (F, 1))
+    nr = np.full(F, n / F)
+    masks = ~np.eye(F, dtype=bool)
+    cands = [np.arange(2), np.arange(4), np.arange(6)]
+    cache = SpectraCache()
+    for rhs in (c, e, c):
+        got = fit_crossfit(G, rhs, nr, masks, candidates=cands, noise_share=0.5,
+                           spectra_cache=cache)  # fmt: skip
+        want = fit_crossfit(G, rhs, nr, masks, candidates=cands, noise_share=0.5)
+        assert np.array_equal(got.coefs, want.coefs) and np.array_equal(got.loose, want.loose)
+        pd.testing.assert_frame_equal(got.choice.table, want.choice.table, check_exact=True)
+    assert len(cache.spectra) == len(cands) and len(cache.guards) >= F
