@@ -255,18 +255,25 @@ def test_extrapolation_check_below_alpha_one_and_with_indefinite_gram():
     assert np.isinf(kappa[0]) and kappa[1] == pytest.approx(0.1)
 
 
+def _quintic_fold_stats(rng, n, F, mean, noise):
+    """Per-fold Gram matrices (F, 6, 6) and cross moments (F, 6) of the quintic basis,
+    x ~ U(-1, 1), y = mean(x) + N(0, noise^2), fold of row i: i mod F.
+    """
+    x = rng.uniform(-1.0, 1.0, n)
+    X = np.vander(x, 6, increasing=True)
+    y = mean(x) + rng.normal(0.0, noise, n)
+    folds = np.arange(n) % F
+    G = np.stack([X[folds == f].T @ X[folds == f] / (n / F) for f in range(F)])
+    c = np.stack([X[folds == f].T @ y[folds == f] / (n / F) for f in range(F)])
+    return G, c
+
+
 def test_comparison_fit_loosens_the_sieve_as_far_as_the_cv_allows():
     # y = sin(2x): the CV picks the cubic, and the quintic is within one fold SE of it; the
     # comparison fit behind the bias bound is the richest sieve within one fold SE, at
     # its own scale, and is fitted on that sieve's functions
-    rng = np.random.default_rng(5)
     n, F = 4000, 5
-    x = rng.uniform(-1.0, 1.0, n)
-    X = np.vander(x, 6, increasing=True)
-    y = np.sin(2.0 * x) + rng.normal(0.0, 1.0, n)
-    folds = np.arange(n) % F
-    G = np.stack([X[folds == f].T @ X[folds == f] / (n / F) for f in range(F)])
-    c = np.stack([X[folds == f].T @ y[folds == f] / (n / F) for f in range(F)])
+    G, c = _quintic_fold_stats(np.random.default_rng(5), n, F, lambda x: np.sin(2.0 * x), 1.0)
     nr = np.full(F, n / F)
     masks = ~np.eye(F, dtype=bool)
     cands = [np.arange(2), np.arange(4), np.arange(6)]
@@ -300,14 +307,8 @@ def test_comparison_fit_loosens_the_sieve_as_far_as_the_cv_allows():
 def test_bootstrap_refits_keep_the_sieves_the_cv_cannot_rule_out():
     # y = sin(2x) with little noise: the linear fit loses to the cubic by far more than 2
     # fold SEs, the quintic does not; a bootstrap draw refits only the cubic and quintic
-    rng = np.random.default_rng(7)
     n, F = 4000, 5
-    x = rng.uniform(-1.0, 1.0, n)
-    X = np.vander(x, 6, increasing=True)
-    y = np.sin(2.0 * x) + rng.normal(0.0, 0.3, n)
-    folds = np.arange(n) % F
-    G = np.stack([X[folds == f].T @ X[folds == f] / (n / F) for f in range(F)])
-    c = np.stack([X[folds == f].T @ y[folds == f] / (n / F) for f in range(F)])
+    G, c = _quintic_fold_stats(np.random.default_rng(7), n, F, lambda x: np.sin(2.0 * x), 0.3)
     cands = [np.arange(2), np.arange(4), np.arange(6)]
     fits = fit_crossfit(G, c, np.full(F, n / F), ~np.eye(F, dtype=bool), candidates=cands,
                         noise_share=0.0)  # fmt: skip
@@ -330,14 +331,9 @@ def test_fits_sharing_a_spectra_cache_equal_fits_without_one():
     # (to the bit) as without it; below alpha = 1 (noise_share > 0) the guards are cached too
     rng = np.random.default_rng(11)
     n, F = 3000, 5
-    x = rng.uniform(-1.0, 1.0, n)
-    X = np.vander(x, 6, increasing=True)
-    folds = np.arange(n) % F
-    G = np.stack([X[folds == f].T @ X[folds == f] / (n / F) for f in range(F)])
+    G, c = _quintic_fold_stats(rng, n, F, lambda x: np.tanh(3.0 * x), 0.5)
     G += rng.normal(0.0, 0.01, G.shape)  # deconvolution noise: not positive definite
-    y = np.tanh(3 * x) + rng.normal(0.0, 0.5, n)
-    c = np.stack([X[folds == f].T @ y[folds == f] / (n / F) for f in range(F)])
-    e = np.tile(X.mean(axis=0), (F, 1))
+    e = np.tile(G[:, 0].mean(axis=0), (F, 1))  # the mean of the basis (a Riesz right side)
     nr = np.full(F, n / F)
     masks = ~np.eye(F, dtype=bool)
     cands = [np.arange(2), np.arange(4), np.arange(6)]
