@@ -30,8 +30,9 @@ Armstrong and Kolesár (2020).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -344,14 +345,17 @@ class SpectralChoice:
         :math:`\lambda` over the mean eigenvalue of the training Gram matrices.
     loss : float
         Private CV loss at the choice (row-weighted mean over folds).
-    table : DataFrame
+    columns : mapping of str to array
         ``candidate``, ``n_basis``, ``relative_ridge``, ``ridge``, ``loss``, ``fold_se``,
         ``n_floored``, ``penalty_share`` (ridge over fit energy of the training fits) and
         ``tame`` (not carried by its ridge, see :func:`cv_spectral`) of every
-        (candidate, ridge) pair.
+        (candidate, ridge) pair, as plain arrays (a DataFrame is accepted too).
     mean_shrink : float
         Mean shrink factor :math:`\bar s = J^{-1}\sum_j s_j` of the chosen fit over the
         eigen-directions of the average training Gram matrix (1: no shrinkage).
+    table : DataFrame
+        ``columns`` as a DataFrame, built on first access: every bootstrap draw runs the
+        CV again and reads a few columns only.
     """
 
     candidate: int
@@ -359,8 +363,13 @@ class SpectralChoice:
     ridge: float
     relative_ridge: float
     loss: float
-    table: pd.DataFrame
+    columns: Mapping[str, FloatArray]
     mean_shrink: float
+
+    @cached_property
+    def table(self) -> pd.DataFrame:
+        """The (candidate, ridge) pairs as a DataFrame (see ``columns``)."""
+        return pd.DataFrame({k: np.asarray(v) for k, v in self.columns.items()})
 
 
 def _cv_losses_loop(
@@ -718,10 +727,10 @@ def cv_spectral(
     low = float(grid.min())
     tied = grid <= low + TIE_RTOL * abs(low)  # all True when every pair is infinite
     ci, r = divmod(int(np.argmax(tied)), rel.size)
-    table = pd.DataFrame({k: np.concatenate([r[k] for r in rows]) for k in rows[0]})
+    columns = {k: np.concatenate([r[k] for r in rows]) for k in rows[0]}
     if not np.isfinite(grid[ci, r]):  # every pair needed the floor: the most regularised one
         ci, r = 0, int(np.argmax(rel))
-    loss = float(table.loc[ci * rel.size + r, "loss"])
+    loss = float(columns["loss"][ci * rel.size + r])
     idx = cands[ci]
     Gall, _ = train_average(G_folds, rhs_folds, n_rows, np.ones(F, dtype=bool))
     Gsub = Gall[np.ix_(idx, idx)]
@@ -730,7 +739,7 @@ def cv_spectral(
     ridge = float(max(rel[r] * scale_all, min_ridge))
     pos = np.maximum(lam_all, 0.0)
     shrink = float(np.mean(pos / np.maximum(pos + ridge, np.finfo(float).tiny)))
-    return SpectralChoice(ci, idx, ridge, float(rel[r]), loss, table, shrink)
+    return SpectralChoice(ci, idx, ridge, float(rel[r]), loss, columns, shrink)
 
 
 def loosest_plausible(choice: SpectralChoice, loosen: float = LOOSEN) -> tuple[int, float]:
@@ -758,14 +767,14 @@ def loosest_plausible(choice: SpectralChoice, loosen: float = LOOSEN) -> tuple[i
     >>> loosest_plausible(ch)
     (1, 0.01)
     """
-    t = choice.table
-    cand = t["candidate"].to_numpy()
-    rel = t["relative_ridge"].to_numpy()
-    loss = t["loss"].to_numpy()
-    fold_se = t["fold_se"].to_numpy()
-    floored = t["n_floored"].to_numpy()
+    t = choice.columns
+    cand = np.asarray(t["candidate"])
+    rel = np.asarray(t["relative_ridge"], dtype=float)
+    loss = np.asarray(t["loss"], dtype=float)
+    fold_se = np.asarray(t["fold_se"], dtype=float)
+    floored = np.asarray(t["n_floored"])
     # a fit carried by its ridge is no plausible comparison (cv_spectral's Notes)
-    tame = t["tame"].to_numpy(dtype=bool) if "tame" in t else np.ones(rel.size, bool)
+    tame = np.asarray(t["tame"], dtype=bool) if "tame" in t else np.ones(rel.size, bool)
     at = np.flatnonzero((cand == choice.candidate) & (rel == choice.relative_ridge))
     if at.size == 0:
         return choice.candidate, choice.relative_ridge / loosen
@@ -807,14 +816,14 @@ def plausible_candidates(choice: SpectralChoice, margin: float = REFIT_MARGIN) -
     >>> plausible_candidates(ch)
     [0, 1]
     """
-    t = choice.table  # every bootstrap draw asks: plain arrays, no pandas grouping
-    cand = t["candidate"].to_numpy()
-    loss = t["loss"].to_numpy(dtype=float)
-    ok = (t["n_floored"].to_numpy() == 0) & np.isfinite(loss)
+    t = choice.columns  # every bootstrap draw asks: plain arrays, no pandas
+    cand = np.asarray(t["candidate"])
+    loss = np.asarray(t["loss"], dtype=float)
+    ok = (np.asarray(t["n_floored"]) == 0) & np.isfinite(loss)
     if not ok.any():
         return np.unique(cand).astype(int).tolist()
     top = np.flatnonzero(ok)[np.argmin(loss[ok])]  # the best pair: its candidate's best too
-    bound = loss[top] + margin * float(t["fold_se"].to_numpy(dtype=float)[top])
+    bound = loss[top] + margin * float(np.asarray(t["fold_se"], dtype=float)[top])
     return np.unique(cand[ok & (loss <= bound)]).astype(int).tolist()
 
 

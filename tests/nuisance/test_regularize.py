@@ -321,7 +321,7 @@ def test_bootstrap_refits_keep_the_sieves_the_cv_cannot_rule_out():
     assert plausible_candidates(fits.choice, 1e6) == [0, 1, 2]
     # floored pairs never count; with none left, every candidate is refitted
     floored = fits.choice.table.assign(n_floored=1)
-    ch = dataclasses.replace(fits.choice, table=floored)
+    ch = dataclasses.replace(fits.choice, columns=floored)
     assert plausible_candidates(ch, 2.0) == [0, 1, 2]
 
 
