@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import quad
 from scipy.optimize import brentq
+from scipy.special import chdtrc, gammaln, xlogy
 from scipy.stats import chi2
 
 from privinfer._typing import FloatArray, IntArray
@@ -386,8 +387,14 @@ def clr_pvalue(clr: float, rk: float, q: int) -> float:
     if top <= 0:
         return float(chi2.sf(clr, q))
 
+    # chi2.sf(., 1) * chi2.pdf(s, q - 1) in scipy.stats' own formulas, without the
+    # per-call argument checks of its distribution objects (a hundred times slower here)
+    half = (q - 1) / 2.0
+    log_gamma, log_two = gammaln(half), np.log(2) * float(q - 1) / 2.0
+
     def integrand(s: float) -> float:
-        return float(chi2.sf(clr * (top - s) / top, 1) * chi2.pdf(s, q - 1))
+        pdf = np.exp(xlogy(half - 1.0, s) - s / 2.0 - log_gamma - log_two)
+        return float(chdtrc(1, clr * (top - s) / top) * pdf)
 
     body, _ = quad(integrand, 0.0, top, limit=200)
     return float(min(1.0, body + chi2.sf(top, q - 1)))
