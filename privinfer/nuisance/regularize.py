@@ -678,14 +678,13 @@ def cv_spectral(
         raise ValueError(f"{owner}: ridges must be non-negative numbers; got {list(ridges)!r}.")
     const = np.zeros(F) if const_folds is None else np.asarray(const_folds, dtype=float)
     wf = n_rows / n_rows.sum()
-    rows = []
-    crits, beats_null, trusted = [], [], []
     # training averages of every fold at once: row weights of the other folds
     W = np.where(np.eye(F, dtype=bool), 0.0, n_rows[None, :])
     W = W / W.sum(axis=1, keepdims=True)
     G_train = np.einsum("fg,gij->fij", W, G_folds)
     r_train = W @ rhs_folds
-    for ci, idx in enumerate(cands):
+    per: list[tuple[FloatArray, IntArray, FloatArray, FloatArray]] = []
+    for idx in cands:
         key = (idx.tobytes(), float(min_ridge), float(noise_share))
         if spectra_cache is not None and key in spectra_cache.spectra:
             sp = spectra_cache.spectra[key]
@@ -694,42 +693,46 @@ def cv_spectral(
             if spectra_cache is not None:
                 spectra_cache.spectra[key] = sp
         if sp is not None:
-            losses, floored, scale, kappa = _cv_losses_batched(
-                sp, rhs_folds, n_rows, r_train, idx, rel, const
-            )
+            per.append(_cv_losses_batched(sp, rhs_folds, n_rows, r_train, idx, rel, const))
         else:
-            losses, floored, scale, kappa = _cv_losses_loop(
+            per.append(_cv_losses_loop(
                 G_folds, rhs_folds, n_rows, idx, rel, const, min_ridge, noise_share
-            )
-        # a fit carried by its ridge is not trusted either (Notes)
-        tame = kappa <= extrapolation_limit
-        mean = losses @ wf
-        se = np.sqrt(np.maximum((losses - mean[:, None]) ** 2 @ wf, 0.0) / max(F - 1, 1))
-        rows.append(
-            {"candidate": np.full(rel.size, ci), "n_basis": np.full(rel.size, idx.size),
-             "relative_ridge": rel, "ridge": np.maximum(rel * float(scale.mean()), min_ridge),
-             "loss": mean, "fold_se": se, "n_floored": floored, "penalty_share": kappa,
-             "tame": tame}
-        )  # fmt: skip
-        crit = mean + se_penalty * se
-        crit = np.where((floored == 0) & np.isfinite(crit), crit, np.inf)
-        crits.append(crit)
-        # a fit worse than the zero fit on some held-out fold is unstable, however low
-        # its mean loss: held-out losses are unbounded below
-        beats = (losses <= const[None, :]).all(axis=1)
-        beats_null.append(np.where(beats, crit, np.inf))
-        trusted.append(np.where(beats & tame, crit, np.inf))
+            ))  # fmt: skip
+    # every candidate's (ridge x fold) losses at once: shape (C, R, F)
+    losses = np.stack([p[0] for p in per])
+    floored = np.stack([p[1] for p in per])
+    kappa = np.stack([p[3] for p in per])
+    # a fit carried by its ridge is not trusted either (Notes)
+    tame = kappa <= extrapolation_limit
+    mean = losses @ wf
+    se = np.sqrt(np.maximum((losses - mean[..., None]) ** 2 @ wf, 0.0) / max(F - 1, 1))
+    crit = mean + se_penalty * se
+    crit = np.where((floored == 0) & np.isfinite(crit), crit, np.inf)
+    # a fit worse than the zero fit on some held-out fold is unstable, however low
+    # its mean loss: held-out losses are unbounded below
+    beats = (losses <= const).all(axis=2)
     # first minimum in (candidate, grid) order, among the trusted pairs if there are any,
     # else among those that beat the zero fit on every fold; ties up to TIE_RTOL, so that
     # round-off cannot choose
     grid = next(
-        (g for g in map(np.stack, (trusted, beats_null)) if np.isfinite(g).any()),
-        np.stack(crits),
-    )
+        (g for g in (np.where(beats & tame, crit, np.inf), np.where(beats, crit, np.inf))
+         if np.isfinite(g).any()),
+        crit,
+    )  # fmt: skip
     low = float(grid.min())
     tied = grid <= low + TIE_RTOL * abs(low)  # all True when every pair is infinite
     ci, r = divmod(int(np.argmax(tied)), rel.size)
-    columns = {k: np.concatenate([r[k] for r in rows]) for k in rows[0]}
+    C = len(cands)
+    columns = {
+        "candidate": np.repeat(np.arange(C), rel.size),
+        "n_basis": np.repeat([idx.size for idx in cands], rel.size),
+        "relative_ridge": np.tile(rel, C),
+        "ridge": np.concatenate(
+            [np.maximum(rel * float(p[2].mean()), min_ridge) for p in per]
+        ),
+        "loss": mean.ravel(), "fold_se": se.ravel(), "n_floored": floored.ravel(),
+        "penalty_share": kappa.ravel(), "tame": tame.ravel(),
+    }  # fmt: skip
     if not np.isfinite(grid[ci, r]):  # every pair needed the floor: the most regularised one
         ci, r = 0, int(np.argmax(rel))
     loss = float(columns["loss"][ci * rel.size + r])
