@@ -180,14 +180,20 @@ def gram_noise(G_folds: FloatArray, n_rows: FloatArray, idx: IntArray, mask: np.
     >>> round(gram_noise(G, np.full(4, 10.0), np.arange(2), np.ones(4, bool)), 4)
     0.1155
     """
-    F = n_rows.size
-    w = np.asarray(n_rows, dtype=float) / np.sum(n_rows)
-    sub = G_folds[:, idx][:, :, idx]
-    D = sub - np.tensordot(w, sub, 1)
-    J = idx.size
+    n_rows = np.asarray(n_rows, dtype=float)
     n_tr = float(np.sum(np.where(mask, n_rows, 0.0)))
+    return float(_noise_norm(G_folds[:, idx][:, :, idx], n_rows, n_tr))
+
+
+def _noise_norm(sub: FloatArray, n_rows: FloatArray, n_tr: float | FloatArray) -> FloatArray:
+    r""":func:`gram_noise`'s :math:`\nu` from the folds' blocks ``sub`` (F, J, J), for
+    training sets of ``n_tr`` rows (a number, or one per training set).
+    """
+    F, J = n_rows.size, sub.shape[1]
+    w = n_rows / n_rows.sum()
+    D = sub - np.tensordot(w, sub, 1)
     var = F / max(F - 1, 1) * float(np.mean(n_rows)) / n_tr * float(w @ (D**2).sum(axis=(1, 2)))
-    return 2.0 * float(np.sqrt(var / J))
+    return 2.0 * np.sqrt(var / J)
 
 
 def noise_guard(
@@ -471,12 +477,7 @@ def _fold_spectra(
     guard = np.full(F, float(min_ridge))
     sub = G_folds[:, idx][:, :, idx]
     if noise_share > 0:
-        w = n_rows / n_rows.sum()
-        D = sub - np.tensordot(w, sub, 1)
-        spread = float(w @ (D**2).sum(axis=(1, 2)))
-        n_tr = n_rows.sum() - n_rows
-        var = F / max(F - 1, 1) * float(np.mean(n_rows)) / n_tr * spread
-        nu = 2.0 * np.sqrt(var / j)
+        nu = _noise_norm(sub, n_rows, n_rows.sum() - n_rows)  # leave-one-fold-out sets
         guard = np.maximum(guard, np.maximum(0.0, NOISE_GUARD * noise_share * nu - lam[:, 0]))
     return _FoldSpectra(g00, g10, lam, U, scale, guard, sub)
 
