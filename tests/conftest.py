@@ -28,3 +28,62 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "slow: runs a subprocess (Sphinx build, doctests, vignettes); not skipped"
     )
+
+
+#: Tests that take ten seconds or more (seeded Monte Carlo studies, subprocess builds), by
+#: node-id prefix, roughly longest first. Only their scheduling depends on this list.
+HEAVY = (
+    "tests/models/test_validation_small.py::test_validation_cell_within_bands",
+    "tests/models/test_ate.py::test_small_seeded_monte_carlo_covers_and_is_unbiased",
+    "tests/models/test_inference_extras.py::test_cluster_robust_se_tracks",
+    "tests/models/test_inference_extras.py::test_weighted_estimates_are_unbiased",
+    "tests/models/test_foldboot.py::test_bootstrap_se_tracks_the_monte_carlo_spread",
+    "tests/test_docs.py::test_sphinx_build_is_warning_free",
+    "tests/hardening/test_privacy_audits.py::test_privtree_split_decision",
+    "tests/test_vignettes.py::test_vignette_runs",
+    "tests/test_docs.py::test_docstring_examples_run",
+    "tests/models/test_gmm_mc.py",
+    "tests/test_readme.py::test_readme_example_runs_as_printed",
+    "tests/models/test_foldboot.py::test_a_widening_for_bias_is_checked",
+    "tests/models/test_ate.py::test_repeated_splits_aggregate_by_median",
+    "tests/models/test_dask_gmm.py::test_distributed_cluster_gives_the_same_numbers",
+    "tests/models/test_inference_extras.py::test_weights_are_scale_free",
+    "tests/transport/test_dpot_estimate.py::test_removing_row_noise_keeps_the_mean",
+    "tests/models/test_ate.py::test_kernel_outcome_route_small_seeded_monte_carlo",
+)
+
+
+def _heavy_rank(item) -> int | None:
+    return next((r for r, prefix in enumerate(HEAVY) if item.nodeid.startswith(prefix)), None)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Put the heavy tests at the head of every worker's share of the run.
+
+    pytest-xdist's work-stealing scheduler hands each of the ``w`` workers a contiguous
+    ``1/w`` of the collection and lets an idle worker steal from the *end* of a busy
+    worker's queue. With the heavy tests dealt round-robin to the heads of the ``w``
+    shares (the short ones filling the rest, in collection order), every worker starts on
+    long tests and the run ends on short ones, instead of one worker finishing a
+    minute-long Monte Carlo test while the other idles. Only the order changes: every test
+    is independent of the others (each seeds its own generators).
+    """
+    ranked = [(r, i, it) for i, it in enumerate(items) if (r := _heavy_rank(it)) is not None]
+    if not ranked:
+        return
+    heavy_ids = {id(it) for _, _, it in ranked}
+    light = [it for it in items if id(it) not in heavy_ids]
+    workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    groups = [[] for _ in range(workers)]
+    for k, (_, _, it) in enumerate(sorted(ranked, key=lambda t: (t[0], t[1]))):
+        groups[k % workers].append(it)
+    # the share sizes of xdist's first even split: len(pending) // nodes_remaining
+    order, remaining, start = [], len(items), 0
+    for g, group in enumerate(groups):
+        share = remaining // (workers - g)
+        take = max(0, share - len(group))
+        order += group + light[start : start + take]
+        start += take
+        remaining -= share
+    order += light[start:]
+    items[:] = order
