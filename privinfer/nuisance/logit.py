@@ -326,7 +326,11 @@ def newton_logit(
         try:
             step = np.linalg.solve(jac, -m)
         except np.linalg.LinAlgError as err:
-            raise SingularDesignError(f"{label}: singular private logit Jacobian.") from err
+            raise SingularDesignError(
+                f"{label}: the Jacobian of the private logistic moment equations is singular "
+                "(a covariate constant or collinear within these rows, or alpha too small for "
+                "this design). Use riesz='auto'."
+            ) from err
         norm0 = np.max(np.abs(m))
         lam = 1.0
         while True:

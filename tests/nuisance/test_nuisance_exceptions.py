@@ -95,3 +95,16 @@ def test_bad_options_are_rejected():
         private_kernel_regression(y, x, alpha=0.0, reference=REF1)
     with pytest.raises(ValueError, match="on_floor"):
         private_kernel_regression(y, x, alpha=0.5, reference=REF1, on_floor="zero")
+
+
+def test_singular_logit_jacobian_says_why_and_what_to_use():
+    """A singular Jacobian of the private logistic moments is a SingularDesignError that
+    names the likely causes and the automatic route, not a bare LinAlgError."""
+    from privinfer.nuisance.logit import newton_logit
+
+    def moment(g, with_jac):
+        return np.array([0.1, 0.2]), (np.zeros((2, 2)) if with_jac else None), 0.0
+
+    empty = np.empty(0)
+    with pytest.raises(SingularDesignError, match=r"collinear.*riesz='auto'"):
+        newton_logit(moment, 0.4, (empty, empty, np.zeros(1), np.ones(1)), label="fold 0")
