@@ -36,6 +36,7 @@ from privinfer.exceptions import (
     UndeclaredColumnWarning,
     UnverifiedReleaseWarning,
 )
+from privinfer.mechanisms._consistency import check_reference_share
 from privinfer.mechanisms._leaks import find_leaks, format_leaks
 from privinfer.mechanisms.guarantees import PrivacyGuarantees, alpha_identity_guarantees
 from privinfer.mechanisms.reference import (
@@ -180,7 +181,7 @@ class AlphaIdentity:
 
     # -- holder side -------------------------------------------------------------------
     def check_data(self, data: pd.DataFrame, owner: str, *, verify: bool = True) -> None:
-        """Validate the private columns of ``data`` against the reference.
+        r"""Validate the private columns of ``data`` against the reference.
 
         Parameters
         ----------
@@ -193,7 +194,12 @@ class AlphaIdentity:
             another mechanism's description raises; a frame carrying none (raw data, a
             CSV, a merge that dropped ``attrs``) gets an
             :class:`~privinfer.exceptions.UnverifiedReleaseWarning` unless
-            ``alpha = 1`` (which releases data unchanged).
+            ``alpha = 1`` (which releases data unchanged). The released private values
+            must also keep the mechanism's reference share: every cell of a private
+            column's reference holds at least about :math:`n(1-\alpha)\bar Q(A)` rows (a
+            one-sided binomial test at level 1e-6), which rows selected on a private
+            column, raw data or another alpha violate (see the user guide's page on the
+            mechanism).
 
         Raises
         ------
@@ -234,6 +240,8 @@ class AlphaIdentity:
             if _is_real_numeric(series) and not pd.api.types.is_bool_dtype(series):
                 check_no_nan(series.to_numpy(dtype=float), col, owner)
         self.reference.check_values(data, owner)
+        if verify:
+            check_reference_share(self, data, owner)
 
     def _verify_release(self, data: pd.DataFrame, owner: str) -> None:
         """Released by this mechanism? Raise on a different one, warn on none."""
