@@ -39,7 +39,13 @@ from privinfer.mechanisms.reference import Categorical, Component, Empirical
 if TYPE_CHECKING:
     from privinfer.mechanisms.alpha_identity import AlphaIdentity
 
-__all__ = ["LEVEL", "N_CELLS", "check_reference_share"]
+__all__ = [
+    "LEVEL",
+    "N_CELLS",
+    "check_reference_counts",
+    "check_reference_share",
+    "reference_cells",
+]
 
 #: Probability that a genuine release is refused (before the Bonferroni split).
 LEVEL = 1e-6
@@ -47,33 +53,91 @@ LEVEL = 1e-6
 N_CELLS = 20
 
 
-def _cells(comp: Component, values: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Released counts, reference masses and labels of the cells of one component.
-
-    Empty arrays for components the test does not cover (a discrete law with infinite
-    support).
+def _layout(comp: Component) -> tuple[np.ndarray, list[str]] | None:
+    """Reference masses and labels of the cells of one component; ``None`` when the
+    test does not cover it (a discrete law with infinite support).
     """
     if isinstance(comp, Empirical):
         pts, probs = comp.support_points()
-        idx = comp.support_index(values)
-        counts = np.bincount(idx, minlength=len(probs)).astype(float)
-        labels = [str(tuple(row)) for row in pts.itertuples(index=False)]
-        return counts, np.asarray(probs, dtype=float), labels
+        return np.asarray(probs, dtype=float), [
+            str(tuple(row)) for row in pts.itertuples(index=False)
+        ]
     if isinstance(comp, Categorical) or (comp.is_discrete and np.isfinite(comp.n_support())):
         pts, probs = comp.support_points()
-        points = pd.Index(np.asarray(pts).ravel())
-        idx = points.get_indexer(values.iloc[:, 0].to_numpy())
-        counts = np.bincount(idx[idx >= 0], minlength=len(points)).astype(float)
-        return counts, np.asarray(probs, dtype=float), [repr(p) for p in points]
+        return np.asarray(probs, dtype=float), [repr(p) for p in np.asarray(pts).ravel()]
     if not comp.is_atomless:
-        return np.empty(0), np.empty(0), []
+        return None
+    bounds = np.asarray(comp.from_unit(np.arange(N_CELLS + 1) / N_CELLS), dtype=float).ravel()
+    labels = [f"[{bounds[i]:.4g}, {bounds[i + 1]:.4g}]" for i in range(N_CELLS)]
+    return np.full(N_CELLS, 1.0 / N_CELLS), labels
+
+
+def _counts(comp: Component, values: pd.DataFrame) -> np.ndarray:
+    """Released rows per cell of :func:`_layout` (empty when the test does not cover it)."""
+    if isinstance(comp, Empirical):
+        idx = comp.support_index(values)
+        return np.bincount(idx, minlength=len(comp.support_points()[1])).astype(float)
+    if isinstance(comp, Categorical) or (comp.is_discrete and np.isfinite(comp.n_support())):
+        points = pd.Index(np.asarray(comp.support_points()[0]).ravel())
+        idx = points.get_indexer(values.iloc[:, 0].to_numpy())
+        return np.bincount(idx[idx >= 0], minlength=len(points)).astype(float)
+    if not comp.is_atomless:
+        return np.empty(0)
     edges = np.asarray(comp.from_unit(np.arange(1, N_CELLS) / N_CELLS), dtype=float).ravel()
     x = values.iloc[:, 0].to_numpy(dtype=float)
-    counts = np.bincount(np.searchsorted(edges, x, side="right"), minlength=N_CELLS)
-    lo, hi = comp.from_unit(np.array([0.0, 1.0]))
-    bounds = np.r_[float(lo), edges, float(hi)]
-    labels = [f"[{bounds[i]:.4g}, {bounds[i + 1]:.4g}]" for i in range(N_CELLS)]
-    return counts.astype(float), np.full(N_CELLS, 1.0 / N_CELLS), labels
+    cells = np.searchsorted(edges, x, side="right")
+    return np.bincount(cells, minlength=N_CELLS).astype(float)
+
+
+def reference_cells(mechanism: AlphaIdentity, data: pd.DataFrame) -> list[np.ndarray]:
+    """Released counts in the reference cells of every tested private part, in order.
+
+    Counts add over row blocks (the partitions of a Dask frame): the test of their sum
+    (:func:`check_reference_counts`) equals that of the whole frame.
+    """
+    return [_counts(comp, data[list(cols)]) for cols, comp in mechanism.reference.parts]
+
+
+def check_reference_counts(
+    mechanism: AlphaIdentity, counts: list[np.ndarray], n: int, owner: str
+) -> None:
+    """Raise when a reference cell holds significantly fewer released rows than the floor.
+
+    ``counts``: :func:`reference_cells` of the ``n`` rows (summed over blocks).
+    """
+    share = 1.0 - float(mechanism.alpha)
+    if share <= 0.0 or n == 0:
+        return
+    found = []
+    for (cols, comp), cnt in zip(mechanism.reference.parts, counts, strict=True):
+        if cnt.size == 0:
+            continue
+        layout = _layout(comp)
+        assert layout is not None
+        probs, labels = layout
+        floor = share * probs
+        pvals = stats.binom.cdf(cnt, n, floor)
+        found.extend(
+            (float(p), cols, labels[j], cnt[j], n * floor[j], probs[j])
+            for j, p in enumerate(pvals)
+        )
+    if not found:
+        return
+    p, cols, cell, count, expected, mass = min(found, key=lambda t: t[0])
+    if p >= LEVEL / len(found):
+        return
+    name = cols[0] if len(cols) == 1 else list(cols)
+    raise MechanismMismatchError(
+        f"{owner}: the released values of private column {name!r} do not fit {mechanism!r}. "
+        f"Under it at least a share 1 - alpha = {share:.3g} of the rows carry reference "
+        f"draws, so at least about {expected:.0f} of these {n} rows should lie in {cell} "
+        f"(where the reference puts {mass:.1%} of its mass); {count:.0f} do (one-sided "
+        f"binomial p = {p:.2g}). This happens when rows were selected on a private column "
+        f"(e.g. data[data[{name!r}] < c]: select on public columns only, the estimand then "
+        "refers to that subpopulation), when the data are raw or were released with another "
+        "alpha or reference, or when released values were edited. The inversion assumes the "
+        "full mixture, so estimates from these rows would be biased."
+    )
 
 
 def check_reference_share(mechanism: AlphaIdentity, data: pd.DataFrame, owner: str) -> None:
@@ -106,35 +170,6 @@ def check_reference_share(mechanism: AlphaIdentity, data: pd.DataFrame, owner: s
     ...
     privinfer.exceptions.MechanismMismatchError: demo: the released values of private ...
     """
-    share = 1.0 - float(mechanism.alpha)
-    n = len(data)
-    if share <= 0.0 or n == 0:
+    if mechanism.alpha >= 1.0 or len(data) == 0:
         return
-    found = []
-    for cols, comp in mechanism.reference.parts:
-        counts, probs, labels = _cells(comp, data[list(cols)])
-        if counts.size == 0:
-            continue
-        floor = share * probs
-        pvals = stats.binom.cdf(counts, n, floor)
-        found.extend(
-            (float(p), cols, labels[j], counts[j], n * floor[j], probs[j])
-            for j, p in enumerate(pvals)
-        )
-    if not found:
-        return
-    p, cols, cell, count, expected, mass = min(found, key=lambda t: t[0])
-    if p >= LEVEL / len(found):
-        return
-    name = cols[0] if len(cols) == 1 else list(cols)
-    raise MechanismMismatchError(
-        f"{owner}: the released values of private column {name!r} do not fit {mechanism!r}. "
-        f"Under it at least a share 1 - alpha = {share:.3g} of the rows carry reference "
-        f"draws, so at least about {expected:.0f} of these {n} rows should lie in {cell} "
-        f"(where the reference puts {mass:.1%} of its mass); {count:.0f} do (one-sided "
-        f"binomial p = {p:.2g}). This happens when rows were selected on a private column "
-        f"(e.g. data[data[{name!r}] < c]: select on public columns only, the estimand then "
-        "refers to that subpopulation), when the data are raw or were released with another "
-        "alpha or reference, or when released values were edited. The inversion assumes the "
-        "full mixture, so estimates from these rows would be biased."
-    )
+    check_reference_counts(mechanism, reference_cells(mechanism, data), len(data), owner)

@@ -54,6 +54,7 @@ from privinfer.formula import (
     cast_private_categoricals,
     check_public_columns,
 )
+from privinfer.mechanisms._consistency import check_reference_counts, reference_cells
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._crossfit import deal_clusters, draw_split
 from privinfer.models._foldboot import N_BLOCKS, block_labels
@@ -795,8 +796,10 @@ def _summarise(part: pd.DataFrame, plan: _Plan, rows: IntArray) -> dict[str, Any
     owner, mech, spec = plan.owner, plan.mechanism, plan.spec
     n = len(part)
     out: dict[str, Any] = {"n": n}
+    out["ref_cells"] = None
     if n:
         mech.check_data(part, owner, verify=False)
+        out["ref_cells"] = reference_cells(mech, part)
         check_public_columns(
             part, [plan.outcome, plan.treatment], mech,
             {plan.outcome: "outcome", plan.treatment: "treatment"}, owner,
@@ -991,6 +994,9 @@ def _merge(
     n = int(lengths.sum())
     if n == 0:
         raise DataMismatchError(f"{owner}: the data frame is empty.")
+    cells = [o["ref_cells"] for o in outs if o["ref_cells"] is not None]
+    # the reference-share floor of the whole frame: cell counts add over partitions
+    check_reference_counts(plan.mechanism, [sum(c) for c in zip(*cells, strict=True)], n, owner)
     levels = _treatment_levels(outs, data._meta[plan.treatment], options.reference_level, owner)
     _check_routes(levels, plan.spec, options, binary_reason, owner)
     counts = _by_level(outs, "t_counts", levels).astype(np.int64)

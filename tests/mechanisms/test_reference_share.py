@@ -118,3 +118,23 @@ def test_nothing_is_tested_at_alpha_one_or_on_empty_frames():
     mech = pi.AlphaIdentity(0.5, {"x": U(0, 1)})
     check_reference_share(mech, pd.DataFrame({"x": np.empty(0)}), "test")
     assert LEVEL <= 1e-6
+
+
+def test_dask_frames_are_tested_on_their_summed_cell_counts():
+    """A Dask release selected on a private column is refused like a pandas one: the
+    per-partition counts add up to the whole frame's."""
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(8)
+    n = 4000
+    x = rng.uniform(-1, 1, n)
+    d = (rng.random(n) < 0.5).astype(int)
+    w = rng.normal(size=n)
+    raw = pd.DataFrame({"x": x, "d": d, "w": w, "y": d + x + rng.normal(size=n)})
+    mech = pi.AlphaIdentity(0.6, {"x": U(-1, 1)})
+    rel = mech.privatize(raw, public=["y", "d", "w"], random_state=rng)
+    ddf = dd.from_pandas(rel, npartitions=4)
+    ddf.attrs = rel.attrs
+    pi.PrivateATE.from_formula("y ~ d | x", ddf, mechanism=mech)  # the release passes
+    pi.PrivateATE.from_formula("y ~ d | x", ddf[ddf.w < 1], mechanism=mech)  # public
+    with pytest.raises(MechanismMismatchError, match="private column 'x'"):
+        pi.PrivateATE.from_formula("y ~ d | x", ddf[ddf.x < 0.5], mechanism=mech)
