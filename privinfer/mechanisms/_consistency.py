@@ -79,7 +79,7 @@ def _counts(comp: Component, values: pd.DataFrame) -> np.ndarray:
         return np.bincount(idx, minlength=len(comp.support_points()[1])).astype(float)
     if isinstance(comp, Categorical) or (comp.is_discrete and np.isfinite(comp.n_support())):
         points = pd.Index(np.asarray(comp.support_points()[0]).ravel())
-        idx = points.get_indexer(values.iloc[:, 0].to_numpy())
+        idx = points.get_indexer(values.iloc[:, 0])
         return np.bincount(idx[idx >= 0], minlength=len(points)).astype(float)
     if not comp.is_atomless:
         return np.empty(0)
