@@ -15,6 +15,7 @@ private and public covariates come from the series basis, not from formula terms
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -306,6 +307,9 @@ class TreatmentFormula:
 def parse_treatment_formula(formula: str, owner: str) -> TreatmentFormula:
     """Parse ``"y ~ d | x1 + x2"`` with formulaic's multipart ``|``.
 
+    The treatment is a single column, always treated as categorical; ``C(d)`` is
+    accepted for it and means ``d``.
+
     Raises
     ------
     DataMismatchError
@@ -335,6 +339,10 @@ def parse_treatment_formula(formula: str, owner: str) -> TreatmentFormula:
 
     outcome = single(f.lhs, "outcome")
     treatment = single(rhs[0], "treatment")
+    # the treatment is always categorical: accept statsmodels' C(d) for it
+    wrapped = re.fullmatch(r"C\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)", treatment)
+    if wrapped:
+        treatment = wrapped.group(1)
     cov_terms = [str(t) for t in rhs[1] if str(t) != "1"]
     if not cov_terms:
         raise DataMismatchError(f"{owner}: formula {formula!r} has no covariates after '|'.")

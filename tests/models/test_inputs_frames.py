@@ -150,3 +150,20 @@ def test_gmm_from_arrays_errors(mroz):
                                   mechanism=mech, logit=True)
     with pytest.raises(UnsupportedInputError, match="from_arrays"):
         pi.PrivateGMM.ols("lwage ~ educ", df.to_numpy(), mechanism=mech)
+
+
+def test_treatment_may_be_written_as_c_of_a_column():
+    """``y ~ C(d) | x`` (statsmodels' habit for a categorical) means ``y ~ d | x``: the
+    treatment of these models is always categorical; other wrappers are still refused."""
+    rng = np.random.default_rng(4)
+    n = 1500
+    x = rng.uniform(-1, 1, n)
+    d = rng.choice([0, 1, 2], n)
+    raw = pd.DataFrame({"x": x, "d": d, "y": d * x + x + rng.normal(size=n)})
+    mech = pi.AlphaIdentity(0.8, {"x": pi.reference.Uniform(-1, 1)})
+    rel = mech.privatize(raw, public=["y", "d"], random_state=rng)
+    plain = pi.PrivatePOM.from_formula("y ~ d | x", rel, mechanism=mech).fit(random_state=0)
+    wrapped = pi.PrivatePOM.from_formula("y ~ C(d) | x", rel, mechanism=mech).fit(random_state=0)
+    pd.testing.assert_series_equal(plain.params, wrapped.params)
+    with pytest.raises(DataMismatchError, match="not in the data"):
+        pi.PrivatePOM.from_formula("y ~ np.log(d) | x", rel, mechanism=mech)
