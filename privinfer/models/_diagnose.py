@@ -31,6 +31,11 @@ __all__ = ["diagnose", "riesz_moments", "riesz_reference_moments", "warn_repairs
 OVERLAP_LIMIT = 100.0
 
 
+def _fmt(moments: dict[str, float]) -> str:
+    """``{'rho[0]': 2.21e+07, 'rho[1]': 2.95e+03}``: three significant digits each."""
+    return "{" + ", ".join(f"{k!r}: {v:.3g}" for k, v in moments.items()) + "}"
+
+
 def diagnose(
     model: TreatmentModel,
     reps: list[SplitFit],
@@ -60,16 +65,18 @@ def diagnose(
     r2ref = riesz_reference_moments(model, first)
     if any(v > OVERLAP_LIMIT for v in r2m.values() if np.isfinite(v)):
         msg = (
-            f"{model._name}: the estimated Riesz second moments {r2m} exceed "
+            f"{model._name}: the estimated Riesz second moments {_fmt(r2m)} exceed "
             f"{OVERLAP_LIMIT:g}: "
-            "weak overlap between treatment levels; estimates may be unstable."
+            "weak overlap between treatment levels (propensities near 0 or 1 somewhere in "
+            "the covariates' range); estimates may be unstable. Consider restricting the "
+            "rows, by a rule on public columns, to where every treatment level occurs."
         )
         warnings.warn(msg, OverlapWarning, stacklevel=user_stacklevel())
         notes.append("Weak overlap: large Riesz second moment.")
     elif alpha < 1.0 and any(v > OVERLAP_LIMIT for v in r2ref.values() if np.isfinite(v)):
         warnings.warn(
             f"{model._name}: the Riesz representers are large where the reference puts "
-            f"mass ({r2ref}, above {OVERLAP_LIMIT:g}): private overlap is poor, and the "
+            f"mass ({_fmt(r2ref)}, above {OVERLAP_LIMIT:g}): private overlap is poor, and the "
             "privatisation noise of the estimate is driven by these values. Consider a "
             "reference closer to the data, trimming the covariate range (a public rule, "
             "e.g. dropping rows outside public bounds) or a larger alpha.",

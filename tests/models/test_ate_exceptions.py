@@ -218,3 +218,15 @@ def test_fixed_ridge_below_the_privatisation_noise_is_refused():
         "y ~ d | x + C(g)", data, mechanism=exact, degree=2, ridge=0.0
     ).fit(random_state=0)
     assert abs(ols.params["ATE"] - 1.0) < 5 * ols.bse["ATE"]
+
+
+def test_no_overlap_on_the_automatic_route_warns_with_readable_moments_and_a_remedy():
+    rng = np.random.default_rng(2)
+    n = 2000
+    x = rng.uniform(-1, 1, n)
+    d = (x > 0).astype(int)
+    data = pd.DataFrame({"y": d + x + rng.normal(size=n), "d": d, "x": x})
+    mech = pi.AlphaIdentity(1.0, {"x": pi.reference.Uniform(-1, 1)})
+    readable = r"'rho\[0\]': \d[.\de+]{0,7}, .*public columns"  # 3 digits, not 17
+    with pytest.warns(pi.exceptions.OverlapWarning, match=readable):
+        pi.PrivateATE.from_formula("y ~ d | x", data, mechanism=mech).fit(random_state=0)
