@@ -58,10 +58,12 @@ def _layout(comp: Component) -> tuple[np.ndarray, list[str]] | None:
     test does not cover it (a discrete law with infinite support).
     """
     if isinstance(comp, Empirical):
-        pts, probs = comp.support_points()
-        return np.asarray(probs, dtype=float), [
-            str(tuple(row)) for row in pts.itertuples(index=False)
-        ]
+        # a value repeated in the public sample is one cell: its mass sits on the first
+        # copy (where support_index puts the released rows), the other copies get none
+        pts, _ = comp.support_points()
+        first = comp.support_index(pts)
+        probs = np.bincount(first, minlength=len(pts)) / len(pts)
+        return probs, [str(tuple(row)) for row in pts.itertuples(index=False)]
     if isinstance(comp, Categorical) or (comp.is_discrete and np.isfinite(comp.n_support())):
         pts, probs = comp.support_points()
         return np.asarray(probs, dtype=float), [repr(p) for p in np.asarray(pts).ravel()]

@@ -138,3 +138,17 @@ def test_dask_frames_are_tested_on_their_summed_cell_counts():
     pi.PrivateATE.from_formula("y ~ d | x", ddf[ddf.w < 1], mechanism=mech)  # public
     with pytest.raises(MechanismMismatchError, match="private column 'x'"):
         pi.PrivateATE.from_formula("y ~ d | x", ddf[ddf.x < 0.5], mechanism=mech)
+
+
+def test_an_empirical_reference_with_repeated_values_counts_each_value_once():
+    """A public sample with repeated values (here 5 values, 40 copies each): released
+    rows land on the first copy, which carries the mass of all copies, so a genuine
+    release of many rows is not refused; a private selection still is."""
+    rng = np.random.default_rng(9)
+    sample = pd.Series(np.repeat([1.0, 2.0, 3.0, 4.0, 5.0], 40), name="x")
+    mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Empirical(sample)})
+    raw = pd.DataFrame({"x": rng.choice([1.0, 2.0], 50_000), "y": rng.normal(size=50_000)})
+    rel = mech.privatize(raw, public=["y"], random_state=rng)
+    check_reference_share(mech, rel, "test")
+    with pytest.raises(MechanismMismatchError, match="private column 'x'"):
+        check_reference_share(mech, rel[rel.x < 4.5], "test")
