@@ -43,6 +43,7 @@ from privinfer.exceptions import (
     WeightsError,
 )
 from privinfer.formula import check_public_columns
+from privinfer.mechanisms._consistency import check_reference_counts, reference_cells
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._backend import (
     _public_variables,
@@ -176,13 +177,15 @@ def _weight_sums(part: pd.DataFrame, weights: str, mech: AlphaIdentity, owner: s
 
 
 def _check_task(part: pd.DataFrame, specs: LinearSpecs) -> tuple[Any, ...]:
-    """Validate one partition; its row count, raw cross-products and public sums."""
+    """Validate one partition; its row count, raw cross-products, public sums and
+    reference-cell counts (for the whole frame's reference-share floor test).
+    """
     if len(part):
         specs.mechanism.check_data(part, specs.owner, verify=False)
         check_public_columns(part, specs.public_used, specs.mechanism, {}, specs.owner)
     d = specs.design(part)
     raw, pub = d.raw_sums()
-    return np.array([d.n_obs]), raw, pub
+    return np.array([d.n_obs]), raw, pub, tuple(reference_cells(specs.mechanism, part))
 
 
 def _sum_task(part: pd.DataFrame, specs: LinearSpecs, func: Any) -> Any:
@@ -512,6 +515,7 @@ def dask_linear_design(
     n_obs, raw, pub_sum = int(out[0][0]), out[1], out[2]
     if n_obs == 0:
         raise DataMismatchError(f"{owner}: the data frame is empty.")
+    check_reference_counts(mechanism, list(out[3]), n_obs, owner)
     return DaskLinearDesign(sub, data, specs, n_obs, raw, pub_sum)
 
 

@@ -152,3 +152,19 @@ def test_an_empirical_reference_with_repeated_values_counts_each_value_once():
     check_reference_share(mech, rel, "test")
     with pytest.raises(MechanismMismatchError, match="private column 'x'"):
         check_reference_share(mech, rel[rel.x < 4.5], "test")
+
+
+def test_private_gmm_refuses_a_private_selection_on_pandas_and_dask():
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(12)
+    n = 4000
+    x, w = rng.uniform(-1, 1, n), rng.normal(size=n)
+    raw = pd.DataFrame({"x": x, "w": w, "y": 1 + 2 * x + w + rng.normal(size=n)})
+    mech = pi.AlphaIdentity(0.6, {"x": U(-1, 1)})
+    rel = mech.privatize(raw, public=["y", "w"], random_state=rng)
+    ddf = dd.from_pandas(rel, npartitions=4)
+    ddf.attrs = rel.attrs
+    pi.PrivateGMM.ols("y ~ x + w", ddf[ddf.w < 1], mechanism=mech).fit()  # public: fine
+    for frame in (rel[rel.x < 0.5], ddf[ddf.x < 0.5]):
+        with pytest.raises(MechanismMismatchError, match="private column 'x'"):
+            pi.PrivateGMM.ols("y ~ x + w", frame, mechanism=mech).fit()
