@@ -78,7 +78,7 @@ def _counts(comp: Component, values: pd.DataFrame) -> np.ndarray:
     """Released rows per cell of :func:`_layout` (empty when the test does not cover it)."""
     if isinstance(comp, Empirical):
         idx = comp.support_index(values)
-        return np.bincount(idx, minlength=len(comp.support_points()[1])).astype(float)
+        return np.bincount(idx[idx >= 0], minlength=len(comp.support_points()[1])).astype(float)
     if isinstance(comp, Categorical) or (comp.is_discrete and np.isfinite(comp.n_support())):
         points = pd.Index(np.asarray(comp.support_points()[0]).ravel())
         idx = points.get_indexer(values.iloc[:, 0])
