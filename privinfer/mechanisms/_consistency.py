@@ -53,6 +53,11 @@ LEVEL = 1e-6
 N_CELLS = 20
 
 
+def _finite(comp: Component) -> bool:
+    """A law with finitely many support points, each one a cell (Empirical is handled first)."""
+    return isinstance(comp, Categorical) or (comp.is_discrete and np.isfinite(comp.n_support()))
+
+
 def _layout(comp: Component) -> tuple[np.ndarray, list[str]] | None:
     """Reference masses and labels of the cells of one component; ``None`` when the
     test does not cover it (a discrete law with infinite support).
@@ -64,7 +69,7 @@ def _layout(comp: Component) -> tuple[np.ndarray, list[str]] | None:
         first = comp.support_index(pts)
         probs = np.bincount(first, minlength=len(pts)) / len(pts)
         return probs, [str(tuple(row)) for row in pts.itertuples(index=False)]
-    if isinstance(comp, Categorical) or (comp.is_discrete and np.isfinite(comp.n_support())):
+    if _finite(comp):
         pts, probs = comp.support_points()
         return np.asarray(probs, dtype=float), [repr(p) for p in np.asarray(pts).ravel()]
     if not comp.is_atomless:
@@ -79,7 +84,7 @@ def _counts(comp: Component, values: pd.DataFrame) -> np.ndarray:
     if isinstance(comp, Empirical):
         idx = comp.support_index(values)
         return np.bincount(idx[idx >= 0], minlength=len(comp.support_points()[1])).astype(float)
-    if isinstance(comp, Categorical) or (comp.is_discrete and np.isfinite(comp.n_support())):
+    if _finite(comp):
         points = pd.Index(np.asarray(comp.support_points()[0]).ravel())
         idx = points.get_indexer(values.iloc[:, 0])
         return np.bincount(idx[idx >= 0], minlength=len(points)).astype(float)
