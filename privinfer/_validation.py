@@ -5,6 +5,7 @@ Every message names the parameter, its owner, the allowed values and what was re
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 import warnings
@@ -58,8 +59,21 @@ def spawn_generators(random_state: RandomStateLike, n: int) -> list[np.random.Ge
     """Independent child generators of ``random_state`` (``SeedSequence.spawn``).
 
     Adding a child leaves the earlier ones unchanged, so an extra repetition of a
-    cross-fitting split does not alter the others.
+    cross-fitting split does not alter the others. A ``SeedSequence`` is a seed: its
+    children are spawned from a copy, so passing the same one twice gives the same
+    generators (``SeedSequence.spawn`` would otherwise advance the caller's object). A
+    ``Generator`` is a stream: each call spawns the next children of its seed sequence,
+    as ``Generator.spawn`` does.
+
+    Examples
+    --------
+    >>> ss = np.random.SeedSequence(7)
+    >>> a, b = spawn_generators(ss, 1)[0], spawn_generators(ss, 1)[0]
+    >>> bool(a.random() == b.random())
+    True
     """
+    if isinstance(random_state, np.random.SeedSequence):
+        random_state = copy.deepcopy(random_state)
     rng = check_random_state(random_state)
     return [np.random.default_rng(s) for s in rng.bit_generator.seed_seq.spawn(n)]
 

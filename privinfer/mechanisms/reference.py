@@ -32,7 +32,7 @@ from scipy import stats
 from scipy.stats import qmc
 
 from privinfer._typing import FloatArray, RandomStateLike
-from privinfer._validation import check_int, check_random_state
+from privinfer._validation import check_int, check_random_state, spawn_generators
 from privinfer.exceptions import (
     DataMismatchError,
     MechanismMismatchError,
@@ -694,12 +694,10 @@ class ProductReference:
         check_int(m, "m", "ProductReference.qmc_sample", 2)
         n_replicates = check_int(n_replicates, "n_replicates", "ProductReference.qmc_sample", 2)
         per = 1 << max(1, math.ceil(math.log2(max(m / n_replicates, 2))))
-        rng = check_random_state(random_state)
-        seeds = rng.bit_generator.seed_seq.spawn(n_replicates)
         dim = len(self.parts)
         units = [
-            qmc.Sobol(d=dim, scramble=True, seed=np.random.default_rng(s)).random(per)
-            for s in seeds
+            qmc.Sobol(d=dim, scramble=True, seed=g).random(per)
+            for g in spawn_generators(random_state, n_replicates)
         ]
         u = np.vstack(units)
         frame = self._from_units(u)
