@@ -50,9 +50,12 @@ import pandas as pd
 # the sibling modules, and this checkout's privinfer ahead of any installed copy
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from holdout_designs import HOLDOUT
 from validate_designs import DESIGNS, available, privatize
 
 import privinfer as pi
+
+DESIGNS.update(HOLDOUT)  # the held-out designs: selected by name, not in the default run
 
 Z95 = 1.959963984540054
 MODELS = {"ATE": pi.PrivateATE, "ATT": pi.PrivateATT, "POM": pi.PrivatePOM}

