@@ -30,11 +30,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from scipy import stats
-from validate_designs import Design, _expit
+from validate_designs import _U, Design, _expit
 
 import privinfer as pi
 
-_U = pi.reference.Uniform
 _F = pi.reference.Frozen
 
 
