@@ -25,6 +25,13 @@ Usage::
         --model-options '{"degree": "cv"}' --label cv
     python benchmarks/validate.py --alphas 0.7,0.5 --n 4000 --reps 24 --refit-margin 2
     python benchmarks/validate.py --render full.csv --md docs/user_guide/validation_results.md
+    python benchmarks/validate.py --n 4000 --reps 100 --first-rep 100 --out b.csv  # 100-199
+    python benchmarks/validate.py --pool a_reps.csv,b_reps.csv --out full.csv
+
+Replication ``k`` of a cell draws its data, its release and its fit from a seed of its own
+(``--seed``, the design, alpha, n and ``k``), so a long run can be split into slices of
+replications (``--first-rep``), run at different times or on different machines, and
+pooled (``--pool``) into exactly the table one run would give.
 
 Writes the cell summary to ``--out`` (CSV), every replication to ``<out>_reps.csv`` and a
 Markdown table to ``--md`` (default ``<out>.md``).
@@ -176,20 +183,25 @@ def make_tasks(
     label: str = "",
     chunk: int = CHUNK,
     refit_margin: float | None = None,
+    first: int = 0,
 ) -> list[dict[str, Any]]:
-    """Split every cell into chunks of replications (largest n first, for load balance)."""
+    """Split every cell into chunks of replications (largest n first, for load balance).
+
+    A cell runs replications ``first`` to ``first + reps - 1``; each one's seed depends
+    only on its own index, so slices run separately pool into the same table.
+    """
     tasks = []
     for n in sorted(ns, reverse=True):
         r = reps if reps is not None else (100 if n > N_STRICT else 200)
         for design in designs:
             for alpha in alphas:
-                for start in range(0, r, chunk):
+                for start in range(first, first + r, chunk):
                     tasks.append(
                         {
                             "design": design,
                             "alpha": alpha,
                             "n": n,
-                            "reps": range(start, min(start + chunk, r)),
+                            "reps": range(start, min(start + chunk, first + r)),
                             "estimands": estimands,
                             "model_options": model_options,
                             "seed": seed,
@@ -384,6 +396,30 @@ def headline(table: pd.DataFrame) -> str:
     )
 
 
+#: Columns that identify one replication's row (:func:`pool`).
+REP_KEY = ["design", "alpha", "n", "estimand", "param", "rep", "label"]
+
+
+def pool(paths: list[str]) -> pd.DataFrame:
+    """The replications of several ``*_reps.csv`` files, checked to be disjoint.
+
+    Slices of one study (``--first-rep``) pool into the table a single run would give.
+    A replication present twice (the same slice run twice, or two runs of one seed) would
+    count twice and understate the Monte Carlo error, so it is an error.
+    """
+    frames = [pd.read_csv(p) for p in paths]
+    reps = pd.concat(frames, ignore_index=True)
+    reps["label"] = reps["label"].fillna("").astype(str)
+    dup = reps.duplicated(REP_KEY, keep=False)
+    if dup.any():
+        first = reps.loc[dup, REP_KEY].iloc[0].to_dict()
+        raise ValueError(
+            f"--pool: {int(dup.sum())} rows appear in more than one file (e.g. {first}); "
+            "pool disjoint slices of replications (--first-rep), not repeated runs."
+        )
+    return reps.sort_values(["design", "alpha", "n", "estimand", "param", "rep"])
+
+
 def _floats(s: str) -> list[float]:
     return [float(v) for v in s.split(",") if v]
 
@@ -418,13 +454,31 @@ def main(argv: list[str] | None = None) -> None:
         help="bootstrap draws refit only the sub-bases within this many fold SEs of the "
         "best CV loss (default: all sub-bases)",
     )
+    parser.add_argument(
+        "--first-rep",
+        type=int,
+        default=0,
+        help="index of the first replication (run a slice of a longer study)",
+    )
     parser.add_argument("--render", default=None, help="re-render tables from a summary CSV")
+    parser.add_argument(
+        "--pool",
+        default=None,
+        help="comma list of *_reps.csv files: summarise their replications together",
+    )
     args = parser.parse_args(argv)
     pd.set_option("display.width", 250)
 
     if args.render:
         table = pd.read_csv(args.render)
         table["verdict"] = [verdict(r) for r in table.itertuples(index=False)]
+    elif args.pool:
+        rep_rows = pool([p for p in args.pool.split(",") if p])
+        out = Path(args.out)
+        rep_rows.to_csv(out.with_name(out.stem + "_reps.csv"), index=False)
+        table = summarise(rep_rows)
+        table.to_csv(out, index=False)
+        print(f"Pooled {len(rep_rows)} rows from {args.pool}; summary {out}")
     else:
         designs = args.designs.split(",") if args.designs else available()
         unknown = [d for d in designs if d not in DESIGNS]
@@ -442,7 +496,7 @@ def main(argv: list[str] | None = None) -> None:
         options = json.loads(args.model_options)
         tasks = make_tasks(
             designs, _floats(args.alphas), ns, reps, estimands, options, args.seed, args.label,
-            refit_margin=args.refit_margin,
+            refit_margin=args.refit_margin, first=args.first_rep,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from validate import band_failures, make_tasks, run, summarise, verdict
+from validate import band_failures, make_tasks, pool, run, summarise, verdict
 from validate_designs import DESIGNS
 
 SEEDS = (
@@ -115,6 +115,22 @@ def test_verdict_excuses_small_n_only_with_a_message_naming_n():
     assert verdict(_row(n=1000, warned=1.0, names_n=0.9, **failing)) == "warned FAIL(cov<93%)"
     assert verdict(_row(n=1000, refused=1.0, names_n=1.0)) == "refused"
     assert verdict(_row(n=4000, refused=1.0, names_n=1.0)) == "FAIL(refused)"
+
+
+def test_slices_of_replications_pool_into_one_run(tmp_path):
+    """``--first-rep`` slices draw the same replications as one run; ``--pool`` joins them."""
+    args = (["sieve_drift"], [1.0], [600])
+    whole = run(make_tasks(*args, 4, ["ATE"], {}, seed=3), jobs=1, progress=False)
+    a = run(make_tasks(*args, 3, ["ATE"], {}, seed=3), jobs=1, progress=False)
+    b = run(make_tasks(*args, 1, ["ATE"], {}, seed=3, first=3), jobs=1, progress=False)
+    assert list(b.rep) == [3]
+    a.to_csv(tmp_path / "a_reps.csv", index=False)
+    b.to_csv(tmp_path / "b_reps.csv", index=False)
+    pooled = pool([str(tmp_path / "a_reps.csv"), str(tmp_path / "b_reps.csv")])
+    cols = ["rep", "est", "se", "lower", "upper"]
+    np.testing.assert_array_equal(pooled[cols].to_numpy(), whole[cols].to_numpy())
+    with pytest.raises(ValueError, match="more than one file"):
+        pool([str(tmp_path / "a_reps.csv"), str(tmp_path / "a_reps.csv")])
 
 
 CASES = [
