@@ -282,6 +282,10 @@ def summarise(reps: pd.DataFrame) -> pd.DataFrame:
                 coverage=cover,
                 coverage_mcse=np.sqrt(0.95 * 0.05 / R_ok),
                 ci_length=float(np.mean(ok.upper - ok.lower)),
+                # correlation of estimate and SE over the releases (summary CSV only):
+                # far from 0, the small-SE releases err to one side, and coverage rests
+                # on those releases' intervals being long enough
+                est_se_corr=float(np.corrcoef(est, se)[0, 1]) if np.ptp(se) > 0 else np.nan,
                 seconds=float(g.seconds.mean()),
             )
         out.append(row)
