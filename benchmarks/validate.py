@@ -411,9 +411,9 @@ def pool(paths: list[str]) -> pd.DataFrame:
     A replication present twice (the same slice run twice, or two runs of one seed) would
     count twice and understate the Monte Carlo error, so it is an error.
     """
-    frames = [pd.read_csv(p) for p in paths]
+    frames = [pd.read_csv(p, dtype={"label": str}) for p in paths]
     reps = pd.concat(frames, ignore_index=True)
-    reps["label"] = reps["label"].fillna("").astype(str)
+    reps["label"] = reps["label"].fillna("")
     dup = reps.duplicated(REP_KEY, keep=False)
     if dup.any():
         first = reps.loc[dup, REP_KEY].iloc[0].to_dict()
