@@ -328,6 +328,11 @@ class NuisanceNoiseWarning(PrivinferWarning):
     deconvolved nuisance fits (and their private CV choices) make the estimate vary
     more than a first-order expansion says. The reported standard error is the
     bootstrap one; the message names the sample size at which the two would agree.
+
+    Also raised for every fit below ``alpha = 1`` whose effective sample size
+    ``n * alpha**2`` is under 1200, where the package's validation study found the
+    intervals unreliable on hard designs (standard errors too small in the releases that
+    err); the message names the sample size needed.
     """
 
 
