@@ -218,3 +218,27 @@ def test_a_fixed_ridge_keeps_the_fold_spread_as_the_noise_of_its_shift(monkeypat
     se = np.array([float(r.bse.iloc[0]) for r in fits])
     assert np.all((lo <= 1.0) & (hi >= 1.0)), (lo, hi)
     assert np.all(np.abs(plain - 1.0) > 1.96 * se), (plain, se)
+
+
+@pytest.mark.parametrize(("n", "warns"), [(4000, True), (5760, False)])
+def test_blanket_noise_warning_below_the_validated_effective_size(n, warns):
+    # n * alpha^2 = 1000 (alpha = 0.5): the limited-overlap validation design missed its
+    # bands there with 100 replications, so the fit warns and names the n needed; at 1440
+    # it passed, and the blanket warning stays silent
+    raw = _design(n, np.random.default_rng(3))
+    rel = MECH.privatize(raw, public=["d", "y"], random_state=np.random.default_rng(4))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pi.PrivateATE.from_formula(
+            "y ~ d | x + z", rel, mechanism=MECH, variance="influence"
+        ).fit(random_state=np.random.default_rng(5))
+    blanket = [
+        str(w.message)
+        for w in caught
+        if issubclass(w.category, pi.exceptions.NuisanceNoiseWarning)
+        and "effective sample size" in str(w.message)
+    ]
+    if warns:
+        assert len(blanket) == 1 and "about n >= 4800 rows at alpha = 0.5" in blanket[0]
+    else:
+        assert blanket == []
