@@ -424,6 +424,16 @@ def pool(paths: list[str]) -> pd.DataFrame:
     return reps.sort_values(["design", "alpha", "n", "estimand", "param", "rep"])
 
 
+def _write(rep_rows: pd.DataFrame, out_arg: str) -> tuple[pd.DataFrame, Path, Path]:
+    """Write the replications to ``<out>_reps.csv`` and their cell summary to ``out``."""
+    out = Path(out_arg)
+    reps_path = out.with_name(out.stem + "_reps.csv")
+    rep_rows.to_csv(reps_path, index=False)
+    table = summarise(rep_rows)
+    table.to_csv(out, index=False)
+    return table, out, reps_path
+
+
 def _floats(s: str) -> list[float]:
     return [float(v) for v in s.split(",") if v]
 
@@ -478,10 +488,7 @@ def main(argv: list[str] | None = None) -> None:
         table["verdict"] = [verdict(r) for r in table.itertuples(index=False)]
     elif args.pool:
         rep_rows = pool([p for p in args.pool.split(",") if p])
-        out = Path(args.out)
-        rep_rows.to_csv(out.with_name(out.stem + "_reps.csv"), index=False)
-        table = summarise(rep_rows)
-        table.to_csv(out, index=False)
+        table, out, reps_path = _write(rep_rows, args.out)
         print(f"Pooled {len(rep_rows)} rows from {args.pool}; summary {out}")
     else:
         designs = args.designs.split(",") if args.designs else available()
@@ -505,14 +512,11 @@ def main(argv: list[str] | None = None) -> None:
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)
         elapsed = time.perf_counter() - t0
-        out = Path(args.out)
-        rep_rows.to_csv(out.with_name(out.stem + "_reps.csv"), index=False)
-        table = summarise(rep_rows)
-        table.to_csv(out, index=False)
+        table, out, reps_path = _write(rep_rows, args.out)
         print(
             f"Validation: {len(designs)} designs, alphas {args.alphas}, n {ns}, "
             f"model options {options}, {elapsed:.0f} s; summary {out}, replications "
-            f"{out.with_name(out.stem + '_reps.csv')}"
+            f"{reps_path}"
         )
     print(text_table(table))
     print(headline(table))
