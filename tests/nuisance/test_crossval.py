@@ -168,19 +168,30 @@ def _kernel_release_2d(seed, n=800, alpha=0.8):
     return y, z, KernelReference(grid, None, np.full(len(grid), 1 / len(grid)))
 
 
-@pytest.mark.parametrize("seed", [1, 3])
-def test_kernel_cv_never_takes_a_bandwidth_whose_fold_risk_is_impossible(seed):
+def test_kernel_cv_never_takes_a_bandwidth_whose_fold_risk_is_impossible():
     """Small bandwidths at alpha < 1 can give negative held-out risks (floored
-    denominators); a squared error is never negative, so such a bandwidth is not chosen."""
-    y, z, ref = _kernel_release_2d(seed)
-    cv = private_cv_kernel(y, z, alpha=0.8, reference=ref, n_folds=3, random_state=seed)
-    t = cv.table
-    # the plain minimum of the mean risk is a bandwidth that fails on some fold ...
-    assert not t.admissible[int(np.argmin(t.risk))]
-    # ... and is not the choice: the chosen one passes every fold
-    assert t.admissible[cv.best_index]
-    assert t.risk[cv.best_index] > 0
-    assert cv.best_index == int(np.argmin(np.where(t.admissible, t.risk, np.inf)))
+    denominators); a squared error is never negative, so such a bandwidth is not chosen.
+
+    Eight seeded releases: in every one the choice passes every fold, and in at least two
+    the plain minimum of the mean risk is a bandwidth that fails on some fold, so the rule
+    is exercised. Which seeds show it depends on round-off: a floored denominator sits at
+    its threshold, and OpenBLAS picks its kernels by CPU. Seeds 1 and 3 showed it on the
+    machine where the test was written; on an AMD EPYC machine seed 3 gives sane risks
+    (1.0-2.4) under NumPy 2.3 and 2.4, SciPy 1.16 and 1.17 and pandas 2.3 and 3.1 alike,
+    while seeds 1, 5 and 6 show it.
+    """
+    exercised = 0
+    for seed in range(1, 9):
+        y, z, ref = _kernel_release_2d(seed)
+        cv = private_cv_kernel(y, z, alpha=0.8, reference=ref, n_folds=3, random_state=seed)
+        t = cv.table
+        # where the plain minimum fails on some fold ...
+        exercised += not t.admissible[int(np.argmin(t.risk))]
+        # ... it is not the choice: the chosen one passes every fold
+        assert t.admissible[cv.best_index], seed
+        assert t.risk[cv.best_index] > 0, seed
+        assert cv.best_index == int(np.argmin(np.where(t.admissible, t.risk, np.inf))), seed
+    assert exercised >= 2, exercised
 
 
 def test_kernel_cv_rule_is_inactive_when_every_bandwidth_is_sane():
