@@ -50,7 +50,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import validate as V
 
-import privinfer as pi
 from privinfer.models import _onestep
 
 #: The draws of the last fold-block bootstrap of this process (its estimate columns first).
@@ -91,14 +90,9 @@ def _replication(task: dict[str, Any]) -> list[dict[str, Any]]:
         _LAST["installed"] = True
     design = V.DESIGNS[task["design"]]
     alpha, n, rep = float(task["alpha"]), int(task["n"]), int(task["rep"])
-    mech = pi.AlphaIdentity(alpha, design.reference())
-    ate, att, pom = design.truths()
-    truths = {"ATE": ate, "ATT": att, "E[Y(0)]": pom[0], "E[Y(1)]": pom[1]}
-    s_data, s_rel, s_fit = V._rep_seed(task["seed"], design.name, alpha, n, rep).spawn(3)
     rows = []
     with threadpool_limits(limits=1):
-        raw = design.simulate(n, np.random.default_rng(s_data))
-        released = V.privatize(mech, raw, design.public, np.random.default_rng(s_rel))
+        mech, released, s_fit, truths = V.replication(task["seed"], design.name, alpha, n, rep)
         for estimand in task["estimands"]:
             _LAST["draws"] = None
             with warnings.catch_warnings():

@@ -84,6 +84,22 @@ def _rep_seed(seed: int, design: str, alpha: float, n: int, rep: int) -> np.rand
     return np.random.SeedSequence([seed, zlib.crc32(design.encode()), round(alpha * 1000), n, rep])
 
 
+def replication(
+    seed: int, name: str, alpha: float, n: int, rep: int
+) -> tuple[pi.AlphaIdentity, pd.DataFrame, np.random.SeedSequence, dict[str, float]]:
+    """Replication ``rep`` of a cell: its mechanism, its release, the seed of its fits
+    (every estimand's fit starts from it) and the population truths by parameter name.
+    """
+    design = DESIGNS[name]
+    mech = pi.AlphaIdentity(alpha, design.reference())
+    ate, att, pom = design.truths()
+    truths = {"ATE": ate, "ATT": att, "E[Y(0)]": pom[0], "E[Y(1)]": pom[1]}
+    s_data, s_rel, s_fit = _rep_seed(seed, design.name, alpha, n, rep).spawn(3)
+    raw = design.simulate(n, np.random.default_rng(s_data))
+    released = privatize(mech, raw, design.public, np.random.default_rng(s_rel))
+    return mech, released, s_fit, truths
+
+
 def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     """Replications ``task["reps"]`` of one cell, single-threaded BLAS (cells run in parallel)."""
     from threadpoolctl import threadpool_limits
@@ -103,16 +119,11 @@ def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     """Replications ``task["reps"]`` of one cell; one row per replication and parameter."""
     design = DESIGNS[task["design"]]
     alpha, n = float(task["alpha"]), int(task["n"])
-    mech = pi.AlphaIdentity(alpha, design.reference())
-    ate, att, pom = design.truths()
-    truths = {"ATE": ate, "ATT": att, "E[Y(0)]": pom[0], "E[Y(1)]": pom[1]}
     names = {"ATE": ["ATE"], "ATT": ["ATT"], "POM": ["E[Y(0)]", "E[Y(1)]"]}
     options = task.get("model_options") or {}
     rows: list[dict[str, Any]] = []
     for rep in task["reps"]:
-        s_data, s_rel, s_fit = _rep_seed(task["seed"], design.name, alpha, n, rep).spawn(3)
-        raw = design.simulate(n, np.random.default_rng(s_data))
-        released = privatize(mech, raw, design.public, np.random.default_rng(s_rel))
+        mech, released, s_fit, truths = replication(task["seed"], design.name, alpha, n, rep)
         for estimand in task["estimands"]:
             status, message = "ok", ""
             t0 = time.perf_counter()
