@@ -1,16 +1,19 @@
 r"""A series basis that grows with the data: a nested ladder of additive splines.
 
 The default nuisance basis of the one-step models. Every continuous covariate column is
-first mapped to :math:`v = 2\hat F(x) - 1 \in [-1, 1]` by its **deconvolved** CDF
+first mapped to :math:`v = 2\{\lambda\hat F(x) + (1 - \lambda)L(x)\} - 1 \in [-1, 1]`, a
+mix (:data:`QUANTILE_SHARE`, :math:`\lambda = 1/2`) of its **deconvolved** CDF
 :math:`\hat F_X(t) = \{F_Z(t) - (1 - \alpha)\bar F(t)\}/\alpha` (post-processing of the
-release, no extra privacy cost), which is about uniform over the data. Then it gets,
-level by level, the Legendre polynomials :math:`P_1(v)`, :math:`P_2(v)`, :math:`P_3(v)`
-(levels 1-3) and hierarchical cubic B-spline bumps at 1, then 2, 4 and 8 more centres
-(levels 4-7: the dyadic points 0; -1/2, 1/2; -3/4, ..., 3/4; -7/8, ..., 7/8 of the
-``v`` scale, i.e. the data's dyadic quantiles), each level's bumps half as wide as the
-previous level's: together a cubic spline whose knots double from level to level. Every
-function has unit norm under the uniform law, so an identity ridge penalises all of them
-alike, and the bumps are local (a new knot adds a new, well-conditioned direction, not a
+release, no extra privacy cost) and the even spacing :math:`L` of the range between its
+0.5% and 99.5% deconvolved quantiles. Half the scale follows the data's quantiles and
+half its range, so dense regions get more knots and sparse tails still get some. Then it
+gets, level by level, the Legendre polynomials :math:`P_1(v)`, :math:`P_2(v)`,
+:math:`P_3(v)` (levels 1-3) and hierarchical cubic B-spline bumps at 1, then 2, 4 and 8
+more centres (levels 4-7: the dyadic points 0; -1/2, 1/2; -3/4, ..., 3/4; -7/8, ..., 7/8
+of the ``v`` scale), each level's bumps half as wide as the previous level's: together a
+cubic spline whose knots double from level to level. Every function has unit norm under
+the uniform law on the ``v`` scale, so an identity ridge penalises all of them alike,
+and the bumps are local (a new knot adds a new, well-conditioned direction, not a
 near-copy of the polynomials below it). Binary columns enter linearly. A categorical
 covariate enters through its **tail contrasts** (:func:`tail_coding`): its levels are
 sorted by deconvolved frequency and the m-th contrast compares one level with the pooled
@@ -18,8 +21,8 @@ rarer ones. Contrasts between resolved frequencies enter at level 1, like dummie
 the privatisation noise swamps climb the ladder dyadically (:func:`tail_levels`), so a
 small candidate pools the swamped levels, and a ridge shrinks a rare level toward the
 levels about as rare as itself instead of toward the frequent ones. Pairwise products of
-the linear terms (different columns) form an optional interaction block; a product with a
-tail contrast enters with that contrast's level.
+the linear terms (different columns) form an optional interaction block; a product with
+a tail contrast enters with that contrast's level.
 
 A **candidate** sub-basis is "levels up to ``a``, with or without interactions". The
 candidates are index subsets of one largest basis, so the per-fold sufficient statistics
@@ -29,11 +32,13 @@ loss by taking sub-blocks, and the outcome and Riesz fits may choose different c
 nuisance errors to vanish; a sieve chosen by cross-validation grows with the information
 in the data instead of staying at a fixed degree.
 
-Why the CDF scale: every basis function is bounded (by 6) wherever the reference puts
+Why this scale: every basis function is bounded (by 6) wherever the reference puts
 mass, so a reference much wider than the data (a uniform reference on [0, cap] for a
 skewed income) or with heavy tails cannot inflate the privatisation noise of the Gram
-matrices through huge powers of far-out reference draws; and knots at data quantiles
-follow the data, not the reference. Every function is a product :math:`a_j(v)p_j(x)` of a
+matrices through huge powers of far-out reference draws; knots follow the data's
+deconvolved quantiles and range, not the reference; and a sparse tail where the outcome
+still varies (a clipped lognormal) is not left inside one knot interval, as it is on the
+quantile scale alone. Every function is a product :math:`a_j(v)p_j(x)` of a
 public and a private factor, as the separable inversion engine requires.
 """
 
