@@ -2,28 +2,27 @@ r"""A series basis that grows with the data: a nested ladder of additive splines
 
 The default nuisance basis of the one-step models. Every continuous covariate column is
 first mapped to :math:`v = 2\{\lambda\hat F(x) + (1 - \lambda)L(x)\} - 1 \in [-1, 1]`, a
-mix (:data:`QUANTILE_SHARE`, :math:`\lambda = 3/4`) of its **deconvolved** CDF
+mix (:data:`QUANTILE_SHARE`, :math:`\lambda = 1/2`) of its **deconvolved** CDF
 :math:`\hat F_X(t) = \{F_Z(t) - (1 - \alpha)\bar F(t)\}/\alpha` (post-processing of the
 release, no extra privacy cost) and the even spacing :math:`L` of the range between its
-0.5% and 99.5% deconvolved quantiles. Three quarters of the scale follow the data's
-quantiles and one quarter its range, so dense regions get more knots and sparse tails
-still get some. Then it gets, level by level, the Legendre polynomials :math:`P_1(v)`,
-:math:`P_2(v)`, :math:`P_3(v)` (levels 1-3) and hierarchical cubic B-spline bumps at 1,
-then 2, 4 and 8 more centres (levels 4-7: the dyadic points 0; -1/2, 1/2; -3/4, ...,
-3/4; -7/8, ..., 7/8 of the ``v`` scale), each level's bumps half as wide as the previous
-level's: together a cubic spline whose knots double from level to level. Every function
-has unit norm under the uniform law on the ``v`` scale, so an identity ridge penalises
-all of them alike, and the bumps are local (a new knot adds a new, well-conditioned
-direction, not a near-copy of the polynomials below it). Binary columns enter linearly.
-A categorical covariate enters through its **tail contrasts** (:func:`tail_coding`): its
-levels are sorted by deconvolved frequency and the m-th contrast compares one level with
-the pooled rarer ones. Contrasts between resolved frequencies enter at level 1, like
-dummies; those the privatisation noise swamps climb the ladder dyadically
-(:func:`tail_levels`), so a small candidate pools the swamped levels, and a ridge
-shrinks a rare level toward the levels about as rare as itself instead of toward the
-frequent ones. Pairwise products of the linear terms (different columns) form an
-optional interaction block; a product with a tail contrast enters with that contrast's
-level.
+0.5% and 99.5% deconvolved quantiles. Half the scale follows the data's quantiles and
+half its range, so dense regions get more knots and sparse tails still get some. Then it
+gets, level by level, the Legendre polynomials :math:`P_1(v)`, :math:`P_2(v)`,
+:math:`P_3(v)` (levels 1-3) and hierarchical cubic B-spline bumps at 1, then 2, 4 and 8
+more centres (levels 4-7: the dyadic points 0; -1/2, 1/2; -3/4, ..., 3/4; -7/8, ..., 7/8
+of the ``v`` scale), each level's bumps half as wide as the previous level's: together a
+cubic spline whose knots double from level to level. Every function has unit norm under
+the uniform law on the ``v`` scale, so an identity ridge penalises all of them alike,
+and the bumps are local (a new knot adds a new, well-conditioned direction, not a
+near-copy of the polynomials below it). Binary columns enter linearly. A categorical
+covariate enters through its **tail contrasts** (:func:`tail_coding`): its levels are
+sorted by deconvolved frequency and the m-th contrast compares one level with the pooled
+rarer ones. Contrasts between resolved frequencies enter at level 1, like dummies; those
+the privatisation noise swamps climb the ladder dyadically (:func:`tail_levels`), so a
+small candidate pools the swamped levels, and a ridge shrinks a rare level toward the
+levels about as rare as itself instead of toward the frequent ones. Pairwise products of
+the linear terms (different columns) form an optional interaction block; a product with
+a tail contrast enters with that contrast's level.
 
 A **candidate** sub-basis is "levels up to ``a``, with or without interactions". The
 candidates are index subsets of one largest basis, so the per-fold sufficient statistics
@@ -83,14 +82,11 @@ _MAP_PROBS = np.r_[0.005, np.arange(1, 64) / 64, 0.995]
 #: extreme quantiles evenly. On the quantile scale alone, a sparse tail where the outcome
 #: still varies gets one or two knots: a lognormal covariate clipped at 10 had its upper
 #: 6% (x from 4.6 to 10, a full period of a sine outcome, where the Riesz representer is
-#: largest) inside one knot interval, and the non-private E[Y(1)] was biased by -0.56 SE
-#: at n = 16000 (-0.10 SE at share 0.5, -0.04 at 0.75). Knots in a sparse tail cost
-#: privatisation noise where the reference puts mass: on earnings covariates resampled
-#: from the NSW experiment the fold-block bootstrap standard errors grew by 1.3-1.45 times
-#: at share 0.75 and by 1.5-1.9 times at 0.5 (alpha 0.5 and 0.7, n = 4000), the estimates'
-#: spread unchanged. Uniform knots are what spline learners use by default (Eilers and
-#: Marx, 1996; scikit-learn's SplineTransformer).
-QUANTILE_SHARE = 0.75
+#: largest) inside one knot interval, and the non-private E[Y(1)] was biased by -0.53 SE
+#: at n = 16000. Half and half gives such tails knots and halves the bulk's resolution at
+#: most (one ladder level). Uniform knots are what spline learners use by default
+#: (Eilers and Marx, 1996; scikit-learn's SplineTransformer).
+QUANTILE_SHARE = 0.5
 #: Rows used for deconvolved quantiles (a deterministic stride beyond this).
 _QUANTILE_ROWS = 100_000
 
@@ -180,12 +176,12 @@ def _cdf_map(
     Examples
     --------
     A skewed column: the quantile scale alone gives the sparse upper tail (x > 4, about
-    8% of the rows) 8% of the scale, hence of the knots; the mixed scale gives it 23%.
+    8% of the rows) 8% of the scale, hence of the knots; the mixed scale gives it 38%.
 
     >>> x = np.exp(np.random.default_rng(0).normal(size=20000))
     >>> knots, v = _cdf_map(x, x[:1], np.ones(1), 1.0)
     >>> share = (1 - np.interp(4.0, knots, v)) / 2
-    >>> bool(0.2 < share < 0.3)
+    >>> bool(0.3 < share < 0.5)
     True
     """
     q = deconvolved_quantiles(released, ref_values, ref_weights, alpha, _MAP_PROBS)

@@ -187,8 +187,8 @@ def test_a_widening_for_bias_is_checked_against_the_bootstraps_noise_of_the_shif
     # the validation study), but the comparison fits behind the bias bound are noisy in a
     # way all held-out folds share, which their spread cannot see. Measured on this design:
     # the shift's Monte Carlo sd is twice the fold spread, and 40% of the fits widened.
-    # Here 26 of 64 fits widen before the check and 9 after (on 16 seeds the count is too
-    # small to read: 6-7 before and between 2 and 5 after, depending on the sieve's knots).
+    # Here 28 of 64 fits widen before the check and 12 after (on 16 seeds the count is too
+    # small to read: 7 before and between 2 and 5 after, depending on the seeds).
     seeds = range(200, 264)
     before = _widened_fits(False, seeds, monkeypatch)
     after = _widened_fits(True, seeds, monkeypatch)

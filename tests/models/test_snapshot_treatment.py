@@ -16,8 +16,8 @@ the private kernel CV stopped choosing bandwidths whose held-out risk is negativ
 fold (its estimate went from 0.845 to 0.983 against a truth of 1), and the influence
 values of ``pom_3levels_a1`` when the tie between the two splits of ``n_rep = 2`` (both
 equally close to their median) was broken by index instead of by the last bit, and once
-when the sieve's knot scale became three quarters quantile, one quarter evenly spaced
-(estimates moved by at most 0.4 SE, ``bse`` by at most 6%). Restructuring must
+when the sieve's knot scale became half quantile, half evenly spaced (estimates moved by
+at most 0.8 SE, ``bse`` by at most 17%). Restructuring must
 leave ``params``, ``bse``, the influence values and every numeric diagnostic unchanged
 (relative tolerance 1e-9: OpenBLAS picks its kernels by CPU, so the same code differs in
 the last bits across machines, by up to 5e-12 relatively in the reference error, a

@@ -139,7 +139,7 @@ def test_mixed_scale_is_orthonormal_on_uniform_data_and_resolves_a_sparse_tail()
         return sum(c > np.interp(4.6, knots, v) for c in centres)
 
     assert tail_centres(1.0) == 0
-    assert tail_centres(sieve.QUANTILE_SHARE) >= 2  # of 15
+    assert tail_centres(sieve.QUANTILE_SHARE) >= 4  # of 15
 
 
 def test_build_rejects_mismatched_columns():
