@@ -74,6 +74,13 @@ class PrivateFunctional(TreatmentModel):
     :math:`f(v, 2U) - c_0 = 2(f(v, U) - c_0)` are checked at a fixed irregular probe ``U``. The
     influence value is :math:`c_0(v) + \sum_k Q_X^{-1}[c_k\mu_k + \rho_k(y - \mu_k)] - \chi`.
 
+    The standard error is the influence-function one at every ``alpha``: the fold-block
+    bootstrap that :class:`~privinfer.PrivateATE` and :class:`~privinfer.PrivatePOM` add
+    below ``alpha = 1`` (the variance of noisy nuisance fits and of the private CV's
+    choice) re-runs built-in estimands only, and ``variance="bootstrap"`` is refused here.
+    At small effective sample sizes :math:`n\alpha^2` the interval can then be narrower
+    than that of the same estimand fitted by a built-in class.
+
     Examples
     --------
     A public policy that treats everyone with ``w > 0``: its value is
