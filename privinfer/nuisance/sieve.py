@@ -1,19 +1,16 @@
 r"""A series basis that grows with the data: a nested ladder of additive splines.
 
 The default nuisance basis of the one-step models. Every continuous covariate column is
-first mapped to :math:`v = 2\{\lambda\hat F(x) + (1 - \lambda)L(x)\} - 1 \in [-1, 1]`, a
-mix (:data:`QUANTILE_SHARE`, :math:`\lambda = 1/2`) of its **deconvolved** CDF
+first mapped to :math:`v = 2\hat F(x) - 1 \in [-1, 1]` by its **deconvolved** CDF
 :math:`\hat F_X(t) = \{F_Z(t) - (1 - \alpha)\bar F(t)\}/\alpha` (post-processing of the
-release, no extra privacy cost) and the even spacing :math:`L` of the range between its
-0.5% and 99.5% deconvolved quantiles. Half the scale follows the data's quantiles and
-half its range, so dense regions get more knots and sparse tails still get some. Then it
-gets, level by level, the Legendre polynomials :math:`P_1(v)`, :math:`P_2(v)`,
-:math:`P_3(v)` (levels 1-3) and hierarchical cubic B-spline bumps at 1, then 2, 4 and 8
-more centres (levels 4-7: the dyadic points 0; -1/2, 1/2; -3/4, ..., 3/4; -7/8, ..., 7/8
-of the ``v`` scale), each level's bumps half as wide as the previous level's: together a
-cubic spline whose knots double from level to level. Every function has unit norm under
-the uniform law on the ``v`` scale, so an identity ridge penalises all of them alike,
-and the bumps are local (a new knot adds a new, well-conditioned direction, not a
+release, no extra privacy cost), which is about uniform over the data. Then it gets,
+level by level, the Legendre polynomials :math:`P_1(v)`, :math:`P_2(v)`, :math:`P_3(v)`
+(levels 1-3) and hierarchical cubic B-spline bumps at 1, then 2, 4 and 8 more centres
+(levels 4-7: the dyadic points 0; -1/2, 1/2; -3/4, ..., 3/4; -7/8, ..., 7/8 of the
+``v`` scale, i.e. the data's dyadic quantiles), each level's bumps half as wide as the
+previous level's: together a cubic spline whose knots double from level to level. Every
+function has unit norm under the uniform law, so an identity ridge penalises all of them
+alike, and the bumps are local (a new knot adds a new, well-conditioned direction, not a
 near-copy of the polynomials below it). Binary columns enter linearly. A categorical
 covariate enters through its **tail contrasts** (:func:`tail_coding`): its levels are
 sorted by deconvolved frequency and the m-th contrast compares one level with the pooled
@@ -21,8 +18,8 @@ rarer ones. Contrasts between resolved frequencies enter at level 1, like dummie
 the privatisation noise swamps climb the ladder dyadically (:func:`tail_levels`), so a
 small candidate pools the swamped levels, and a ridge shrinks a rare level toward the
 levels about as rare as itself instead of toward the frequent ones. Pairwise products of
-the linear terms (different columns) form an optional interaction block; a product with
-a tail contrast enters with that contrast's level.
+the linear terms (different columns) form an optional interaction block; a product with a
+tail contrast enters with that contrast's level.
 
 A **candidate** sub-basis is "levels up to ``a``, with or without interactions". The
 candidates are index subsets of one largest basis, so the per-fold sufficient statistics
@@ -32,13 +29,11 @@ loss by taking sub-blocks, and the outcome and Riesz fits may choose different c
 nuisance errors to vanish; a sieve chosen by cross-validation grows with the information
 in the data instead of staying at a fixed degree.
 
-Why this scale: every basis function is bounded (by 6) wherever the reference puts
+Why the CDF scale: every basis function is bounded (by 6) wherever the reference puts
 mass, so a reference much wider than the data (a uniform reference on [0, cap] for a
 skewed income) or with heavy tails cannot inflate the privatisation noise of the Gram
-matrices through huge powers of far-out reference draws; knots follow the data's
-deconvolved quantiles and range, not the reference; and a sparse tail where the outcome
-still varies (a clipped lognormal) is not left inside one knot interval, as it is on the
-quantile scale alone. Every function is a product :math:`a_j(v)p_j(x)` of a
+matrices through huge powers of far-out reference draws; and knots at data quantiles
+follow the data, not the reference. Every function is a product :math:`a_j(v)p_j(x)` of a
 public and a private factor, as the separable inversion engine requires.
 """
 
@@ -71,26 +66,12 @@ _KNOT_PROBS = {
     6: (0.125, 0.375, 0.625, 0.875),
     7: tuple((2 * i + 1) / 16 for i in range(8)),
 }
-#: Continuous columns are mapped to v in [-1, 1] through their deconvolved CDF,
-#: interpolated between the quantiles at these probabilities (0.5% ... 99.5%), mixed with
-#: an even spacing of the same range (:data:`QUANTILE_SHARE`). Every basis function is
-#: then bounded wherever the reference puts mass (a reference much wider than the data,
-#: heavy tails), which keeps the privatisation noise of the Gram matrices small; the fit
-#: is constant beyond the extreme quantiles.
+#: Continuous columns are mapped to v = 2 F(x) - 1 in [-1, 1] through their deconvolved
+#: CDF, interpolated between the quantiles at these probabilities (0.5% ... 99.5%). Every
+#: basis function is then bounded wherever the reference puts mass (a reference much wider
+#: than the data, heavy tails), which keeps the privatisation noise of the Gram matrices
+#: small; the fit is constant beyond the extreme quantiles.
 _MAP_PROBS = np.r_[0.005, np.arange(1, 64) / 64, 0.995]
-#: Share of the quantile scale in the map to v; the rest spaces the range between the
-#: extreme quantiles evenly. On the quantile scale alone, a sparse tail where the outcome
-#: still varies gets one or two knots: a lognormal covariate clipped at 10 had its upper
-#: 6% (x from 4.6 to 10, a full period of a sine outcome, where the Riesz representer is
-#: largest) inside one knot interval, and the non-private E[Y(1)] was biased by -0.56 SE
-#: at n = 16000 (-0.10 SE on this scale). Half and half gives such tails knots and halves
-#: the bulk's resolution at most (one ladder level). The price: knots in a sparse tail
-#: where the reference puts mass make the fold-block bootstrap's refits noisier (earnings
-#: resampled from the NSW experiment: bootstrap standard errors 1.6-1.9 times as large at
-#: alpha 0.5, n = 4000, the estimates' spread unchanged; 1.3-1.45 times at share 0.75).
-#: Uniform knots are what spline learners use by default (Eilers and Marx, 1996;
-#: scikit-learn's SplineTransformer).
-QUANTILE_SHARE = 0.5
 #: Rows used for deconvolved quantiles (a deterministic stride beyond this).
 _QUANTILE_ROWS = 100_000
 
@@ -170,23 +151,10 @@ def deconvolved_quantiles(
 def _cdf_map(
     released: FloatArray, ref_values: FloatArray, ref_weights: FloatArray, alpha: float
 ) -> tuple[FloatArray, FloatArray]:
-    r"""Knots of the map :math:`x \mapsto v = 2\{\lambda\hat F(x) + (1 - \lambda)L(x)\} - 1`.
+    r"""Knots of :math:`x \mapsto 2\hat F(x) - 1`, the deconvolved CDF on [-1, 1].
 
-    :math:`\hat F` is the deconvolved CDF, piecewise linear through the deconvolved
-    quantiles at ``_MAP_PROBS``, and :math:`L(x) = (x - q_{0.005})/(q_{0.995} -
-    q_{0.005})` spaces the same range evenly; :math:`\lambda` is :data:`QUANTILE_SHARE`.
-    The map is constant below the 0.5% and above the 99.5% quantile.
-
-    Examples
-    --------
-    A skewed column: the quantile scale alone gives the sparse upper tail (x > 4, about
-    8% of the rows) 8% of the scale, hence of the knots; the mixed scale gives it 38%.
-
-    >>> x = np.exp(np.random.default_rng(0).normal(size=20000))
-    >>> knots, v = _cdf_map(x, x[:1], np.ones(1), 1.0)
-    >>> share = (1 - np.interp(4.0, knots, v)) / 2
-    >>> bool(0.3 < share < 0.5)
-    True
+    Piecewise linear through the deconvolved quantiles at ``_MAP_PROBS``; constant below
+    the 0.5% and above the 99.5% quantile.
     """
     q = deconvolved_quantiles(released, ref_values, ref_weights, alpha, _MAP_PROBS)
     x, first = np.unique(q, return_index=True)
@@ -194,10 +162,7 @@ def _cdf_map(
     u = 0.5 * (_MAP_PROBS[first] + _MAP_PROBS[last])
     if x.size == 1:  # a (nearly) constant column
         return np.array([x[0] - 1.0, x[0] + 1.0]), np.array([-1.0, 1.0])
-    # the equal-spacing share: linear in x between the extreme quantiles, so the sum is
-    # still piecewise linear on the same knots
-    even = (x - x[0]) / (x[-1] - x[0])
-    return x, 2 * (QUANTILE_SHARE * u + (1 - QUANTILE_SHARE) * even) - 1
+    return x, 2 * u - 1
 
 
 #: Integral of the squared cardinal cubic B-spline over the real line.

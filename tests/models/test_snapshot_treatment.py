@@ -15,9 +15,7 @@ cases moved by at most 4%, estimates unchanged), and once for two cases: ``ate_k
 the private kernel CV stopped choosing bandwidths whose held-out risk is negative on a
 fold (its estimate went from 0.845 to 0.983 against a truth of 1), and the influence
 values of ``pom_3levels_a1`` when the tie between the two splits of ``n_rep = 2`` (both
-equally close to their median) was broken by index instead of by the last bit, and once
-when the sieve's knot scale became half quantile, half evenly spaced (estimates moved by
-at most 0.8 SE, ``bse`` by at most 17%). Restructuring must
+equally close to their median) was broken by index instead of by the last bit. Restructuring must
 leave ``params``, ``bse``, the influence values and every numeric diagnostic unchanged
 (relative tolerance 1e-9: OpenBLAS picks its kernels by CPU, so the same code differs in
 the last bits across machines, by up to 5e-12 relatively in the reference error, a

@@ -97,11 +97,8 @@ def test_deconvolved_quantiles_follow_the_data_not_the_reference():
     assert m == pytest.approx(x.mean(), rel=0.05) and s == pytest.approx(x.std(), rel=0.1)
 
 
-def test_basis_is_about_orthonormal_over_uniform_data(monkeypatch):
-    """On the quantile scale the data are uniform: the additive ladder is nearly orthonormal."""
-    import privinfer.nuisance.sieve as sieve
-
-    monkeypatch.setattr(sieve, "QUANTILE_SHARE", 1.0)  # the quantile part of the scale alone
+def test_basis_is_about_orthonormal_over_uniform_data():
+    """On the CDF scale the data are uniform: the additive ladder is nearly orthonormal."""
     rng = np.random.default_rng(8)
     x = rng.exponential(size=(20000, 1))
     b = SieveBasis.build(x[:512], np.full(512, 1 / 512), x, np.zeros((20000, 0)), 1.0, (0,),
@@ -110,36 +107,6 @@ def test_basis_is_about_orthonormal_over_uniform_data(monkeypatch):
     G = P.T @ P / x.shape[0]
     np.testing.assert_allclose(np.diag(G), 1.0, atol=0.15)
     assert np.linalg.cond(G) < 1000  # truncated powers: > 1e5
-
-
-def test_mixed_scale_is_orthonormal_on_uniform_data_and_resolves_a_sparse_tail():
-    """Uniform data: quantile and even spacing agree, so the default scale keeps the ladder
-    orthonormal. A skewed column: the default scale puts bump centres in the sparse tail,
-    where the quantile scale alone puts none (lognormal, x > 4.6: 6% of the rows)."""
-    import privinfer.nuisance.sieve as sieve
-
-    rng = np.random.default_rng(8)
-    u = rng.uniform(-3, 5, size=(20000, 1))
-    b = SieveBasis.build(u[:512], np.full(512, 1 / 512), u, np.zeros((20000, 0)), 1.0, (0,),
-                         (), ("x",), max_level=5)  # fmt: skip
-    P = b.private_only(u)
-    G = P.T @ P / u.shape[0]
-    np.testing.assert_allclose(np.diag(G), 1.0, atol=0.15)
-    assert np.linalg.cond(G) < 1000
-
-    x = np.minimum(np.exp(rng.normal(size=(20000, 1))), 10.0)
-
-    def tail_centres(share):
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(sieve, "QUANTILE_SHARE", share)
-            b = SieveBasis.build(x[:512], np.full(512, 1 / 512), x, np.zeros((20000, 0)), 1.0,
-                                 (0,), (), ("x",))  # fmt: skip
-        knots, v = b.maps[0]
-        centres = [c for _, kind, c, _ in b.atoms if kind == "bump"]
-        return sum(c > np.interp(4.6, knots, v) for c in centres)
-
-    assert tail_centres(1.0) == 0
-    assert tail_centres(sieve.QUANTILE_SHARE) >= 4  # of 15
 
 
 def test_build_rejects_mismatched_columns():
