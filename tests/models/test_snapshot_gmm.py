@@ -6,6 +6,16 @@ reproduce ``params``, ``bse``, the J-test, first-stage statistics and the refere
 diagnostics to 1e-12 on the same seeds, with and without clusters and weighting matrices.
 Parameters are compared by name (the logit route now keeps formula order).
 
+One case is held to what its numerics determine instead: ``generic_robust`` has no
+analytic Jacobian, so Gauss-Newton differentiates the private mean moment by central
+differences (step ``h = 6e-6``). Their rounding error, about ``eps * |g| / h``, is
+1e-10 relative, and in an over-identified fit the solution of ``D' A g = 0`` moves with
+``D``; the iterations also stop once a step is below ``tol * (1 + max|theta|)`` with the
+default ``tol = 1e-10``. So the parameters are fixed only to that stopping band (each of
+two runs within one band of the limit: ``2 * tol * (1 + max|theta|)`` absolute), and the
+quantities computed from them (standard errors, influence, J statistic) to 1e-9
+relative. CPUs with different summation kernels land at different points in the band.
+
 Regenerate only on purpose (it imports the package on ``PYTHONPATH``):
 ``PYTHONPATH=. python tests/models/test_snapshot_gmm.py --write``.
 """
@@ -27,6 +37,9 @@ import privinfer as pi
 
 SNAP_DIR = Path(__file__).resolve().parent / "snapshots"
 TOL = 1e-12
+GN_TOL = 1e-10  # PrivateGMM.fit's default Gauss-Newton stopping tolerance
+# cases whose Jacobian is a central difference (see the module docstring)
+NUMERIC_JACOBIAN = frozenset({"generic_robust"})
 
 
 def _data(seed: int, n: int = 600) -> pd.DataFrame:
@@ -175,25 +188,31 @@ def _run(name: str) -> pi.PrivateResults:
         return _cases()[name]()
 
 
-def _close(a: Any, b: Any, path: str) -> None:
+def _close(a: Any, b: Any, path: str, rel: float = TOL, abs_: float = TOL) -> None:
     if isinstance(b, dict):
         assert set(a) == set(b), f"{path}: keys {sorted(a)} != {sorted(b)}"
         for k in b:
-            _close(a[k], b[k], f"{path}.{k}")
+            _close(a[k], b[k], f"{path}.{k}", rel, abs_)
     elif isinstance(b, list):
         assert len(a) == len(b), path
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _close(x, y, f"{path}[{i}]")
+            _close(x, y, f"{path}[{i}]", rel, abs_)
     elif b is None or isinstance(b, bool | int):
         assert a == b, f"{path}: {a!r} != {b!r}"
     else:
-        assert a == pytest.approx(b, rel=TOL, abs=TOL), f"{path}: {a!r} != {b!r}"
+        assert a == pytest.approx(b, rel=rel, abs=abs_), f"{path}: {a!r} != {b!r}"
 
 
 @pytest.mark.parametrize("name", sorted(_cases()))
 def test_gmm_matches_pre_split_snapshot(name: str) -> None:
     expected = json.loads((SNAP_DIR / f"gmm_{name}.json").read_text())
-    _close(_snapshot(_run(name)), expected, name)
+    got = _snapshot(_run(name))
+    if name not in NUMERIC_JACOBIAN:
+        _close(got, expected, name)
+        return
+    band = 2 * GN_TOL * (1 + max(abs(v) for v in expected["params"].values()))
+    _close(got.pop("params"), expected.pop("params"), f"{name}.params", rel=0.0, abs_=band)
+    _close(got, expected, name, rel=1e-9)
 
 
 if __name__ == "__main__" and "--write" in sys.argv:
