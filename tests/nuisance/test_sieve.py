@@ -7,6 +7,7 @@ import pytest
 
 from privinfer.exceptions import DataMismatchError
 from privinfer.nuisance.sieve import (
+    _B2,
     MAX_LEVEL,
     SieveBasis,
     deconvolved_moments,
@@ -79,7 +80,7 @@ def test_basis_is_bounded_for_a_reference_much_wider_than_the_data():
                          (0,), (), ("x",))  # fmt: skip
     # the finest bumps peak highest: (2/3) / sqrt(width * B2 / 2), width 2^-(level - 3)
     width = 2.0 ** -(MAX_LEVEL - 3)
-    bound = (2 / 3) / np.sqrt(width * 151 / 315 / 2)
+    bound = (2 / 3) / np.sqrt(width * _B2 / 2)
     assert 5.0 < bound < 8.0
     assert np.abs(b.private_only(ref)).max() <= bound * (1 + 1e-12)
 
