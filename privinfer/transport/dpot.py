@@ -243,11 +243,13 @@ class CostEstimate:
         (from the :math:`\ell` i.i.d. column terms, plans held fixed); it does not include
         the error of the extrapolation model.
     lower, upper : float
-        The bracket at ``level``: the smaller of a lower confidence bound of
-        :math:`E\tilde W \le W` and :math:`\hat W - t\,\mathrm{se}`, and the larger of an
-        upper confidence bound of :math:`E\hat W_{\text{out}} \ge W` and
-        :math:`\hat W + t\,\mathrm{se}`; the two bounds are one-sided at level
-        :math:`1 - (1 - \text{level})/2` and model-free.
+        The bracket at ``level`` (see :meth:`conf_int`). Lower end: the largest of 0, a
+        lower confidence bound of the mean part :math:`\lVert m_s - m_t\rVert^2 \le W`,
+        and the smaller of a lower confidence bound of :math:`E\tilde W \le W` and
+        :math:`\hat W - t\,\mathrm{se}`. Upper end: the larger of an upper confidence
+        bound of :math:`E\hat W_{\text{out}} \ge W` and :math:`\hat W + t\,\mathrm{se}`.
+        The bounds are model-free; each side errs with probability at most
+        :math:`(1 - \text{level})/2`.
     level : float
         Two-sided level of ``(lower, upper)``.
     in_sample : float
@@ -284,6 +286,11 @@ class CostEstimate:
     row_noise_terms : ndarray of shape (ell,) or (0,)
         Its column parts :math:`n_l` (mean ``row_noise``), taken off the column terms
         by :meth:`conf_int`; empty when nothing was removed.
+    mean_terms : ndarray of shape (ell,) or (0,)
+        Column terms of the mean part, :math:`\ell\,(\bar z_l - \bar w_l)^2 - \ell
+        \sigma^2\sum_i a_i^2` (weights normalised, times the total mass), whose mean is
+        unbiased for :math:`\lVert m_s - m_t\rVert^2`, a lower bound of :math:`W` for
+        any coupling; used by :meth:`conf_int` (empty: not used).
     n_components : int
         Components of the deconvolved Gaussian-mixture prior (0 unless
         ``extrapolation == "deconvolution"``).
@@ -335,6 +342,7 @@ class CostEstimate:
     curve_terms: FloatArray = field(default_factory=lambda: np.zeros((2, 1, 0)))
     row_noise: float = 0.0
     row_noise_terms: FloatArray = field(default_factory=lambda: np.zeros(0))
+    mean_terms: FloatArray = field(default_factory=lambda: np.zeros(0))
     n_components: int = 0
     noise_ratio: float = float("nan")
 
@@ -345,16 +353,29 @@ class CostEstimate:
     def conf_int(self, alpha: float = 0.05) -> tuple[float, float]:
         r"""Bracket of :math:`W` at level ``1 - alpha`` (``alpha`` is the error rate).
 
-        Lower end: the smaller of the skew-corrected Student-t lower bound of the
-        in-sample column terms and :math:`\hat W - t_{\ell-1,1-\alpha/2}\,\mathrm{se}`;
-        upper end: the larger of the same upper bound of the held-out terms and
-        :math:`\hat W + t\,\mathrm{se}`. The first two bounds are valid whatever the
-        noise level and whatever the extrapolation model, because
-        :math:`E\tilde W \le W \le E\hat W_{\text{out}}`; the t-interval widens the
-        bracket where the extrapolated value is near or past one of them. Both sets of
-        column terms are taken net of ``row_noise_terms`` (mean zero, so the two
-        inequalities still hold, with much less noise when the source has fewer
-        features than :math:`\ell`).
+        Upper end: the larger of the skew-corrected Student-t upper bound (one-sided
+        error :math:`\alpha/2`) of the held-out column terms and
+        :math:`\hat W + t_{\ell-1,1-\alpha/2}\,\mathrm{se}`. Lower end: the largest of
+
+        * 0 (a transport cost is never negative);
+        * the same lower bound (error :math:`\alpha/4`) of the column terms of the mean
+          part (``mean_terms``): every coupling of the two measures costs at least
+          :math:`\lVert m_s - m_t\rVert^2` (times the total mass), since
+          :math:`\sum_{ij}\gamma_{ij}\lVert x_i - y_j\rVert^2 = \lVert m_s -
+          m_t\rVert^2 + \sum_{ij}\gamma_{ij}\lVert (x_i - m_s) - (y_j - m_t)\rVert^2`
+          for marginals of mass one;
+        * the smaller of the lower bound (error :math:`\alpha/4`) of the in-sample
+          column terms and :math:`\hat W - t\,\mathrm{se}`.
+
+        The Student-t bounds are valid whatever the noise level and whatever the
+        extrapolation model, because :math:`E\tilde W \le W \le E\hat W_{\text{out}}`,
+        so each side errs with probability at most :math:`\alpha/2`; the t-interval
+        widens the bracket where the estimate is near or past one of them. Where the
+        noise dominates, the in-sample bound lies far below zero and the mean part sets
+        the lower end (an estimate below it is then outside the bracket). The in-sample
+        and held-out terms are taken net of ``row_noise_terms`` (mean zero, so the
+        inequalities still hold, with much less noise when the source has fewer features
+        than :math:`\ell`).
 
         Parameters
         ----------
@@ -369,14 +390,19 @@ class CostEstimate:
         a = check_in_interval(alpha, "alpha", "CostEstimate.conf_int", 0.0, 1.0,
                               low_open=True, high_open=True)
         noise = self.row_noise_terms if self.row_noise_terms.size else 0.0
-        lo = _studentized_bound(self.in_terms - noise, a, upper=False)
+        # _studentized_bound(terms, e) is one-sided with error e/2
+        with_mean = self.mean_terms.size > 0
+        lo = _studentized_bound(self.in_terms - noise, a / 2 if with_mean else a,
+                                upper=False)
         hi = _studentized_bound(self.out_terms - noise, a, upper=True)
         ell = self.in_terms.shape[0]
         if ell > 1 and np.isfinite(self.std_error):
             q = float(stats.t.ppf(1.0 - a / 2.0, ell - 1))
             lo = min(lo, self.estimate - q * self.std_error)
             hi = max(hi, self.estimate + q * self.std_error)
-        return float(lo), float(hi)
+        if with_mean:
+            lo = max(lo, _studentized_bound(self.mean_terms, a / 2, upper=False))
+        return float(max(lo, 0.0)), float(max(hi, 0.0))
 
     def __repr__(self) -> str:
         return (
@@ -877,6 +903,19 @@ def _column_terms(plan: FloatArray, Z: FloatArray, W: FloatArray, sigma: float,
                   - sigma**2 * plan.sum())
 
 
+def _mean_part_terms(Z: FloatArray, W: FloatArray, sigma: float, a: FloatArray,
+                     b: FloatArray) -> FloatArray:
+    r"""Column terms :math:`\mu\,\ell\,((\bar z - \bar w)_l^2 - \sigma^2\sum_i a_i^2)`
+    of the mean part (weights normalised, :math:`\mu` the total mass): i.i.d. over the
+    columns, with mean :math:`\mu\lVert m_s - m_t\rVert^2` over the noise and the
+    projection (:math:`E\,\ell (vM)_l^2 = \lVert v\rVert^2`). O((n + m) ell).
+    """
+    mass = float(a.sum())
+    a_n, b_n = a / mass, b / float(b.sum())
+    diff = a_n @ Z - b_n @ W
+    return mass * Z.shape[1] * (diff**2 - sigma**2 * float(np.sum(a_n**2)))
+
+
 def _row_space_noise(Z: FloatArray, M: FloatArray, sigma: float, a: FloatArray
                      ) -> tuple[float, FloatArray]:
     r"""Pure-noise part of the row terms, outside the row space of the projection.
@@ -1308,6 +1347,7 @@ def estimate_transport_cost(
         curve_terms=curve_terms,
         row_noise=noise,
         row_noise_terms=noise_parts if noise != 0.0 else np.zeros(0),
+        mean_terms=_mean_part_terms(Z, W, sigma, a_arr, b_arr),
         n_components=n_components,
         noise_ratio=noise_ratio,
     )._with_bracket(alpha)
