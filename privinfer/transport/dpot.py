@@ -38,6 +38,7 @@ from privinfer.exceptions import (
 )
 from privinfer.transport._deconvolution import (
     MAX_COMPONENTS,
+    MixturePrior,
     n_parameters,
     posterior_draws,
     row_space,
@@ -1392,22 +1393,31 @@ def _deconvolution_space(
             f"(effective) source rows; got {n_eff:.4g}. Use estimator='extrapolation'."
         )
     x_hat, Sigma = space
-    spread = float(a_n @ np.sum((x_hat - a_n @ x_hat) ** 2, axis=1)
-                   - np.trace(Sigma) * (1.0 - 1.0 / n_eff))
-    return _DeconvolutionSpace(x_hat, Sigma, spread), ""
+    return _DeconvolutionSpace(x_hat, Sigma, _source_spread(x_hat, Sigma, a_n)), ""
+
+
+def _source_spread(x_hat: FloatArray, Sigma: FloatArray, a_n: FloatArray) -> float:
+    r"""Unbiased :math:`\hat v = \sum_i a_i\lVert\hat x_i - \hat m\rVert^2 -
+    \operatorname{tr}\Sigma\,(1 - \sum_i a_i^2)` (``a_n`` sums to one).
+    """
+    return float(a_n @ np.sum((x_hat - a_n @ x_hat) ** 2, axis=1)
+                 - np.trace(Sigma) * (1.0 - float(np.sum(a_n**2))))
 
 
 def _deconvolution_estimate(
     space: _DeconvolutionSpace, T: FloatArray, a: FloatArray,
     b: FloatArray,
     plan: FloatArray, n_draws: int, rng: np.random.Generator, method: Method,
-    reg: float | None, max_iter: int | None,
+    reg: float | None, max_iter: int | None, prior: MixturePrior | None = None,
 ) -> tuple[float, float, float, int]:
-    """Calibrated posterior-mean cost, its standard error, plan excess and components."""
+    """Calibrated posterior-mean cost, its standard error, plan excess and components
+    (the prior selected by AIC unless one is given).
+    """
     x_hat, Sigma, spread = space
     mass = float(a.sum())
     a_n, b_n = a / mass, b / float(b.sum())
-    prior = select_mixture(x_hat, a_n, Sigma, MAX_COMPONENTS, rng)
+    if prior is None:
+        prior = select_mixture(x_hat, a_n, Sigma, MAX_COMPONENTS, rng)
     draws = posterior_draws(x_hat, Sigma, prior, n_draws, rng)
     # unbiased mean part and spread of the source (the ensemble's first two moments)
     s2 = float(np.sum(a_n**2))
