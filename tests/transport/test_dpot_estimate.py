@@ -217,7 +217,9 @@ def test_no_extrapolation_below_four_columns_or_on_request():
     on = estimate_transport_cost(pub, Xt)
     assert off.extrapolation == "none"
     assert off.estimate == pytest.approx(on.crossfit - on.row_noise)
-    assert on.lower <= on.estimate <= on.upper
+    # the upper end covers the estimate; the lower end never goes below zero and may
+    # exclude a negative estimate of this noisy release
+    assert 0.0 <= on.lower <= on.upper and on.estimate <= on.upper
 
 
 def test_conf_int_narrows_with_alpha_and_no_estimate_without_columns():
@@ -226,7 +228,8 @@ def test_conf_int_narrows_with_alpha_and_no_estimate_without_columns():
     est = dpot(DPOTSource(eps=3.0, delta=1e-5, ell=16).publish(Xs), Xt).estimate
     lo1, hi1 = est.conf_int(alpha=0.01)
     lo2, hi2 = est.conf_int(alpha=0.3)
-    assert lo1 < lo2 < hi2 < hi1
+    assert lo2 < hi2 < hi1
+    assert lo1 < lo2 or lo1 == lo2 == 0.0  # both lower ends can sit at W >= 0
     assert (est.lower, est.upper) == est.conf_int(alpha=0.05)
     one = dpot(DPOTSource(eps=3.0, delta=1e-5, ell=1).publish(Xs), Xt)
     assert one.estimate is None
