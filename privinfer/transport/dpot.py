@@ -919,16 +919,18 @@ def _column_terms(plan: FloatArray, Z: FloatArray, W: FloatArray, sigma: float,
 
 
 def _mean_part_terms(Z: FloatArray, W: FloatArray, sigma: float, a: FloatArray,
-                     b: FloatArray) -> FloatArray:
-    r"""Column terms :math:`\mu\,\ell\,((\bar z - \bar w)_l^2 - \sigma^2\sum_i a_i^2)`
-    of the mean part (weights normalised, :math:`\mu` the total mass): i.i.d. over the
-    columns, with mean :math:`\mu\lVert m_s - m_t\rVert^2` over the noise and the
-    projection (:math:`E\,\ell (vM)_l^2 = \lVert v\rVert^2`). O((n + m) ell).
+                     b: FloatArray) -> tuple[FloatArray, float]:
+    r"""Column terms :math:`\mu\,\ell\,(\bar z - \bar w)_l^2 - c` of the mean part and
+    the constant :math:`c = \mu\,\ell\,\sigma^2\sum_i a_i^2` taken off them (weights
+    normalised, :math:`\mu` the total mass): i.i.d. over the columns, with mean
+    :math:`\mu\lVert m_s - m_t\rVert^2` over the noise and the projection
+    (:math:`E\,\ell (vM)_l^2 = \lVert v\rVert^2`). O((n + m) ell).
     """
     mass = float(a.sum())
     a_n, b_n = a / mass, b / float(b.sum())
     diff = a_n @ Z - b_n @ W
-    return mass * Z.shape[1] * (diff**2 - sigma**2 * float(np.sum(a_n**2)))
+    c = mass * Z.shape[1] * sigma**2 * float(np.sum(a_n**2))
+    return mass * Z.shape[1] * diff**2 - c, c
 
 
 def _row_space_noise(Z: FloatArray, M: FloatArray, sigma: float, a: FloatArray
@@ -1342,6 +1344,7 @@ def estimate_transport_cost(
         estimate, std_error, excess, n_components = _deconvolution_estimate(
             space, T, a_arr, b_arr, plan, D, rng, method, reg, max_iter)
         kind = "deconvolution"
+    mean_terms, mean_noise = _mean_part_terms(Z, W, sigma, a_arr, b_arr)
     return CostEstimate(
         estimate=estimate,
         std_error=std_error,
@@ -1362,8 +1365,8 @@ def estimate_transport_cost(
         curve_terms=curve_terms,
         row_noise=noise,
         row_noise_terms=noise_parts if noise != 0.0 else np.zeros(0),
-        mean_terms=_mean_part_terms(Z, W, sigma, a_arr, b_arr),
-        mean_noise=float(a_arr.sum()) * ell * sigma**2 * float(np.sum((a_arr / a_arr.sum())**2)),
+        mean_terms=mean_terms,
+        mean_noise=mean_noise,
         n_components=n_components,
         noise_ratio=noise_ratio,
     )._with_bracket(alpha)
