@@ -21,7 +21,10 @@ the privatisation noise swamps climb the ladder dyadically (:func:`tail_levels`)
 small candidate pools the swamped levels, and a ridge shrinks a rare level toward the
 levels about as rare as itself instead of toward the frequent ones. Pairwise products of
 the linear terms (different columns) form an optional interaction block; a product with a
-tail contrast enters with that contrast's level.
+tail contrast enters with that contrast's level. The block also holds the polynomial
+tensor products :math:`P_i(v_a)P_j(v_b)` (:math:`i, j \le 3`) of two columns, each from
+the level of its higher degree on, so the "+ interactions" candidates of levels 1-3 are
+the tensor polynomials of those degrees (bivariate cubic at level 3).
 
 A **candidate** sub-basis is "levels up to ``a``, with or without interactions". The
 candidates are index subsets of one largest basis, so the per-fold sufficient statistics
@@ -66,6 +69,9 @@ __all__ = [
 #: E[Y(1)] from -0.56 to -0.21 SE (validation page of the user guide); at level 7 its
 #: upper 6% lies inside one knot interval.
 MAX_LEVEL = 8
+#: Ladder level of the Legendre atoms; the interaction block multiplies them across
+#: columns (the polynomial tensor block, ``tensor=True``).
+_POLY_LEVEL = {"lin": 1, "sq": 2, "cube": 3}
 #: Quantile probabilities of the knots added at levels 4 to 8 (dyadic).
 _KNOT_PROBS = {
     4: (0.5,),
@@ -405,10 +411,12 @@ class SieveBasis:
     >>> b = SieveBasis.build(ref, np.full(512, 1 / 512), ref, np.zeros((512, 0)), 1.0,
     ...                      (0, 1), (), ("x1", "x2"), max_level=4)
     >>> b.n_basis, [len(c) for _, c in b.candidates()]
-    (10, [3, 4, 5, 6, 7, 8, 9, 10])
+    (18, [3, 4, 5, 9, 7, 16, 9, 18])
+    >>> b.names[-1], b.level[-1]  # the bivariate cubic's top term, from level 3 on
+    ('P3(x1)*P3(x2)', -3)
     >>> A, P = b.split(ref[:3], None)
     >>> A is None, P.shape
-    (True, (3, 10))
+    (True, (3, 18))
     """
 
     n_private: int
@@ -440,8 +448,9 @@ class SieveBasis:
         *,
         max_level: int = MAX_LEVEL,
         interactions: bool = True,
+        tensor: bool = True,
     ) -> SieveBasis:
-        """Build the ladder up to ``max_level`` from public information and the release.
+        r"""Build the ladder up to ``max_level`` from public information and the release.
 
         Parameters
         ----------
@@ -463,6 +472,13 @@ class SieveBasis:
             Highest ladder level (1: linear ... 8: cubic spline with 31 knots).
         interactions : bool, default=True
             Include the pairwise products of linear terms.
+        tensor : bool, default=True
+            With ``interactions``, also the products of two columns' Legendre atoms of
+            degrees up to 3 (:math:`P_i(v_a)P_j(v_b)`, :math:`i, j \le 3`), each entering
+            the "+ interactions" candidates at the level of its higher degree: a
+            function of a thin direction such as :math:`x_1 - x_2` of two correlated
+            columns is not additive, and pairwise products of linear terms alone leave
+            a bias that does not shrink with :math:`n`.
 
         Raises
         ------
@@ -549,13 +565,23 @@ class SieveBasis:
                         add(j, "bump", float(kn), lv)
         if interactions:
             single = {f[0]: i for i, f in enumerate(functions) if len(f) == 1}
-            for (ga, a), (gb, b) in itertools.combinations(units, 2):
-                if ga != gb:
-                    fa, fb = single[a], single[b]
-                    functions.append((a, b))
-                    # enters the "+ interactions" candidates with its finer factor
-                    level.append(-max(level[fa], level[fb]))
-                    fnames.append(f"{fnames[fa]}*{fnames[fb]}")
+            pairs = [(a, b) for (ga, a), (gb, b) in itertools.combinations(units, 2) if ga != gb]
+            if tensor:
+                # the polynomial tensor block: every product of two columns' Legendre
+                # atoms (degree 1-3 each), entering with the higher degree of the two
+                poly = [(a, at[0]) for a, at in enumerate(atoms) if at[1] in _POLY_LEVEL]
+                linear = set(pairs)
+                pairs += [
+                    (a, b)
+                    for (a, ca), (b, cb) in itertools.combinations(poly, 2)
+                    if groups[ca] != groups[cb] and (a, b) not in linear
+                ]
+            for a, b in pairs:
+                fa, fb = single[a], single[b]
+                functions.append((a, b))
+                # enters the "+ interactions" candidates with its finer factor
+                level.append(-max(level[fa], level[fb]))
+                fnames.append(f"{fnames[fa]}*{fnames[fb]}")
         return cls(
             k_priv, tuple(maps), tuple(atoms), tuple(functions), tuple(level),
             tuple(fnames), max_level, None, tuple(tails),

@@ -27,11 +27,14 @@ def _basis(alpha=1.0, public=None, groups=((0, 1), ()), names=("x1", "x2"), **kw
 def test_candidates_are_nested_and_grow():
     b = _basis()
     cands = b.candidates()
-    sizes = [idx.size for _, idx in cands]
-    assert sizes == sorted(sizes) and sizes[0] == 3  # 1, x1, x2
+    assert cands[0][1].size == 3  # 1, x1, x2
     additive = [idx for name, idx in cands if "interactions" not in name]
-    for small, big in itertools.pairwise(additive):
-        assert set(small.tolist()) < set(big.tolist())
+    inter = [idx for name, idx in cands if "interactions" in name]
+    for family in (additive, inter):
+        for small, big in itertools.pairwise(family):
+            assert set(small.tolist()) < set(big.tolist())
+    for plain, more in zip(additive, inter, strict=False):  # level a + interactions > level a
+        assert set(plain.tolist()) < set(more.tolist())
     assert all(0 in idx for _, idx in cands)  # the constant is in every candidate
 
 
@@ -250,3 +253,27 @@ def test_a_ridge_shrinks_a_rare_level_toward_the_rare_levels():
     pen_d[0, 0] = 0.0
     fit_d = Phi_d @ np.linalg.solve(Gd + pen_d, cd)
     assert fit_d[g == 11].mean() > 0.3
+
+
+def test_interaction_candidates_span_the_tensor_polynomials():
+    # "level 3 + interactions" spans every product P_i(v1) P_j(v2), i, j <= 3 (a bivariate
+    # cubic in each coordinate), so a function of the thin direction v1 - v2 up to its
+    # cube is fitted exactly; the additive ladder with linear products alone cannot
+    rng = np.random.default_rng(3)
+    u = rng.uniform(-1, 1, (4000, 2))
+    basis = SieveBasis.build(u, np.full(4000, 1 / 4000), u, np.zeros((4000, 0)), 1.0, (0, 1), (),
+                             ("x1", "x2"), max_level=4)
+    flat = SieveBasis.build(u, np.full(4000, 1 / 4000), u, np.zeros((4000, 0)), 1.0, (0, 1), (),
+                            ("x1", "x2"), max_level=4, tensor=False)
+    v = np.column_stack([np.interp(u[:, j], *basis.maps[j]) for j in range(2)])
+    target = (v[:, 0] - v[:, 1]) ** 3 + v[:, 0] ** 2 * v[:, 1] ** 2
+
+    def residual(b, name):
+        idx = dict(b.candidates())[name]
+        P = b.private_only(u)[:, idx]
+        coef, *_ = np.linalg.lstsq(P, target, rcond=None)
+        return float(np.std(target - P @ coef) / np.std(target))
+
+    assert residual(basis, "level 3 + interactions") < 1e-10
+    assert residual(flat, "level 3 + interactions") > 0.3  # the block the test guards
+    assert dict(basis.candidates())["level 1 + interactions"].size == 4  # x1 * x2 only
