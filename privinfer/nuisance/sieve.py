@@ -69,9 +69,9 @@ __all__ = [
 #: E[Y(1)] from -0.56 to -0.21 SE (validation page of the user guide); at level 7 its
 #: upper 6% lies inside one knot interval.
 MAX_LEVEL = 8
-#: Ladder level of the Legendre atoms; the interaction block multiplies them across
+#: Kinds of the Legendre atoms (levels 1-3); the interaction block multiplies them across
 #: columns (the polynomial tensor block, ``tensor=True``).
-_POLY_LEVEL = {"lin": 1, "sq": 2, "cube": 3}
+_POLY_KINDS = frozenset({"lin", "sq", "cube"})
 #: Quantile probabilities of the knots added at levels 4 to 8 (dyadic).
 _KNOT_PROBS = {
     4: (0.5,),
@@ -569,7 +569,7 @@ class SieveBasis:
             if tensor:
                 # the polynomial tensor block: every product of two columns' Legendre
                 # atoms (degree 1-3 each), entering with the higher degree of the two
-                poly = [(a, at[0]) for a, at in enumerate(atoms) if at[1] in _POLY_LEVEL]
+                poly = [(a, at[0]) for a, at in enumerate(atoms) if at[1] in _POLY_KINDS]
                 linear = set(pairs)
                 pairs += [
                     (a, b)
