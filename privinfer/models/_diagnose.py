@@ -25,10 +25,23 @@ from privinfer.results import Diagnostics
 if TYPE_CHECKING:
     from privinfer.models._onestep import TreatmentModel
 
-__all__ = ["diagnose", "riesz_moments", "riesz_reference_moments", "warn_repairs_and_clipping"]
+__all__ = [
+    "diagnose",
+    "effective_rows_note",
+    "riesz_moments",
+    "riesz_reference_moments",
+    "warn_repairs_and_clipping",
+]
 
 #: Riesz second moments above this flag weak overlap (1 / DoubleML's default clip).
 OVERLAP_LIMIT = 100.0
+#: Fewer effective rows than this behind a Riesz representer, :math:`n / E\rho^2` (Kish's
+#: effective sample size of its weights), flag overlap too weak for the sample size.
+#: Measured on the validation suite at ``alpha = 1``: ``overlap_s`` (propensities down to
+#: 0.03; about 155 effective rows at n = 1000) has heavy-tailed errors and standard errors
+#: 30% below the Monte Carlo spread at n = 1000 and passes at n = 4000 (about 620); the
+#: other designs have 300 or more at n = 1000 and pass.
+MIN_EFFECTIVE_ROWS = 200.0
 
 
 def _fmt(moments: dict[str, float]) -> str:
@@ -84,6 +97,10 @@ def diagnose(
             stacklevel=user_stacklevel(),
         )
         notes.append("Poor private overlap: large Riesz values at the reference draws.")
+    else:
+        few = effective_rows_note(model, r2m)
+        if few:
+            notes.append(few)
     repairs = tuple(g for r in reps for g in r.repairs)
     n_clipped = int(sum(r.n_clipped for r in reps))
     warn_repairs_and_clipping(model, repairs, n_clipped, first.n * len(reps))
@@ -152,6 +169,57 @@ def riesz_moments(model: TreatmentModel, first: SplitFit) -> dict[str, float]:
     if model.options.riesz == "propensity" and model._odds:
         r2m["w (ATT)"] = float("nan")  # not reported on the propensity route
     return r2m
+
+
+def effective_rows_note(model: TreatmentModel, r2m: dict[str, float]) -> str:
+    r"""Warn when a Riesz representer has few effective rows; the note for the summary.
+
+    :math:`n_{\mathrm{eff}} = n / \hat E[\rho^2]` is Kish's effective sample size of the
+    representer's weights: for the arm mean :math:`E[Y(1)]`, :math:`\rho = D/\pi(X)` and
+    :math:`n / E[1/\pi(X)]` rows carry the information of the weighted treated rows.
+    With limited overlap and few such rows the one-step estimate is a weighted mean of a
+    handful of heavily weighted rows, its errors are heavy-tailed and the
+    influence-function standard error understates its spread, although no Riesz second
+    moment is large in itself (:data:`OVERLAP_LIMIT`). Below
+    :data:`MIN_EFFECTIVE_ROWS` an :class:`~privinfer.exceptions.OverlapWarning` names the
+    number of rows that would lift it there; returns ``""`` when no warning is due.
+
+    Examples
+    --------
+    >>> class M:
+    ...     _name = "PrivatePOM"
+    ...     class inputs:
+    ...         n_obs = 1000
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     note = effective_rows_note(M, {"rho[0]": 2.0, "rho[1]": 6.5})
+    >>> note
+    'Limited overlap for n: 154 effective rows behind rho[1].'
+    >>> "n >= 1300" in str(w[0].message)
+    True
+    """
+    n = float(model.inputs.n_obs)
+    finite = {k: v for k, v in r2m.items() if np.isfinite(v) and v > 0}
+    if not finite:
+        return ""
+    worst = max(finite, key=lambda k: finite[k])
+    n_eff = n / finite[worst]
+    if n_eff >= MIN_EFFECTIVE_ROWS:
+        return ""
+    need = int(np.ceil(MIN_EFFECTIVE_ROWS * finite[worst]))
+    warnings.warn(
+        f"{model._name}: the Riesz representer {worst} has E[rho^2] = {finite[worst]:.3g}, "
+        f"so only n / E[rho^2] = {n_eff:.0f} effective rows carry the estimate (Kish's "
+        "effective sample size of its weights): overlap is limited for this sample size, "
+        "the estimate rests on a few heavily weighted rows, and its errors can be "
+        "heavier-tailed than the interval assumes. About n >= "
+        f"{need} rows ({MIN_EFFECTIVE_ROWS:.0f} effective rows) would lift it; or restrict "
+        "the rows, by a rule on public columns, to where every treatment level occurs.",
+        OverlapWarning,
+        stacklevel=user_stacklevel(),
+    )
+    return f"Limited overlap for n: {n_eff:.0f} effective rows behind {worst}."
 
 
 def warn_repairs_and_clipping(
