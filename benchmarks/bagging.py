@@ -63,34 +63,6 @@ from privinfer.models import _onestep
 _LAST: dict[str, Any] = {}
 
 
-def _counted_bootstrap(
-    fine: Any, n_folds: int, refit: Any, params: Any, rng: np.random.Generator, n_draws: int
-) -> Any:
-    """``_foldboot.bootstrap_se`` with ``_LAST["n_draws"]`` draws, keeping each draw's
-    block counts (``_LAST["counts"]``, shape ``(B, n_folds * N_BLOCKS)``) for the
-    infinitesimal jackknife."""
-    from privinfer.models import _foldboot as fb
-
-    draws, counts = [], []
-    for _ in range(_LAST.get("n_draws") or n_draws):
-        wts = rng.multinomial(fb.N_BLOCKS, np.full(fb.N_BLOCKS, 1.0 / fb.N_BLOCKS), size=n_folds)
-        st = fb.collapse(fine, n_folds, wts.astype(float))
-        if np.any(st.cnt == 0):
-            continue
-        try:
-            fits = refit(st)
-        except (ArithmeticError, ValueError, np.linalg.LinAlgError):
-            continue
-        draws.append(params(fits, st))
-        counts.append(wts.ravel())
-    if len(draws) < 2:
-        return None
-    arr = np.asarray(draws)
-    _LAST["counts"] = np.asarray(counts, dtype=float)
-    cov = np.atleast_2d(np.cov(arr, rowvar=False, ddof=1))
-    return fb.BootstrapSE(arr.std(axis=0, ddof=1), len(draws), cov, arr)
-
-
 def ij_se(draws: np.ndarray, counts: np.ndarray) -> np.ndarray:
     r"""Bias-corrected infinitesimal-jackknife SE of the bagged estimate (per column).
 
@@ -109,11 +81,15 @@ def ij_se(draws: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 def _install(variant: str) -> None:
     """Wrap the bootstrap (to keep its draws) and, for a variant, the nuisance stage."""
-    boot = _onestep.bootstrap_se if not _LAST.get("n_draws") else _counted_bootstrap
+    boot = _onestep.bootstrap_se
 
     def keep(*args: Any, **kwargs: Any) -> Any:
+        if _LAST.get("n_draws"):  # --draws: the study's draw count instead of N_DRAWS
+            args = (*args[:5], _LAST["n_draws"])
+            kwargs.pop("n_draws", None)
         out = boot(*args, **kwargs)
         _LAST["draws"] = None if out is None else out.draws
+        _LAST["counts"] = None if out is None else out.counts
         return out
 
     _onestep.bootstrap_se = keep

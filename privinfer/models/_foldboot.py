@@ -135,12 +135,16 @@ class BootstrapSE:
         Covariance matrix of the draws (its diagonal is ``se**2``).
     draws : ndarray or None
         The draws themselves, shape ``(n_draws, P)``.
+    counts : ndarray or None
+        Each draw's multinomial block counts, shape ``(n_draws, n_folds * N_BLOCKS)``
+        (fold-major): what an infinitesimal-jackknife reading of the draws needs.
     """
 
     se: FloatArray
     n_draws: int
     cov: FloatArray
     draws: FloatArray | None = None
+    counts: FloatArray | None = None
 
     def robust_scale(self) -> FloatArray:
         r"""Per parameter, :math:`1.4826\,\mathrm{MAD}` of the draws: their standard
@@ -172,7 +176,7 @@ def bootstrap_se(
     A draw whose nuisance stage fails (a fold x arm left without rows, a singular system)
     is skipped; with fewer than half the draws left the result is ``None``.
     """
-    draws = []
+    draws, counts = [], []
     for _ in range(n_draws):
         wts = rng.multinomial(N_BLOCKS, np.full(N_BLOCKS, 1.0 / N_BLOCKS), size=n_folds)
         st = collapse(fine, n_folds, wts.astype(float))
@@ -183,11 +187,14 @@ def bootstrap_se(
         except (ArithmeticError, ValueError, np.linalg.LinAlgError):
             continue
         draws.append(params(fits, st))
+        counts.append(wts.ravel())
     if len(draws) < max(2, n_draws // 2):
         return None
     arr = np.asarray(draws)
     cov = np.atleast_2d(np.cov(arr, rowvar=False, ddof=1))
-    return BootstrapSE(arr.std(axis=0, ddof=1), len(draws), cov, arr)
+    return BootstrapSE(
+        arr.std(axis=0, ddof=1), len(draws), cov, arr, np.asarray(counts, dtype=float)
+    )
 
 
 def dominating_cov(boot: FloatArray, influence: FloatArray) -> FloatArray:
