@@ -24,6 +24,7 @@ Usage::
     python benchmarks/validate.py --designs overlap_s --alphas 1 --n 4000 --reps 100 \
         --model-options '{"degree": "cv"}' --label cv
     python benchmarks/validate.py --alphas 0.7,0.5 --n 4000 --reps 24 --refit-margin 2
+    python benchmarks/validate.py --designs kink_mixed --alphas 0.5 --n 4000 --no-tensor
     python benchmarks/validate.py --render full.csv --md docs/user_guide/validation_results.md
     python benchmarks/validate.py --n 4000 --reps 100 --first-rep 100 --out b.csv  # 100-199
     python benchmarks/validate.py --pool a_reps.csv,b_reps.csv --out full.csv
@@ -107,12 +108,15 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     import privinfer.models._nuisances as nuisances
 
     before = nuisances._REFIT_MARGIN  # --refit-margin: a research option of the bootstrap
+    tensor = nuisances._SIEVE_TENSOR  # --no-tensor: the sieve without the tensor block
     nuisances._REFIT_MARGIN = task.get("refit_margin", before)
+    nuisances._SIEVE_TENSOR = not task.get("no_tensor", False)
     try:
         with threadpool_limits(limits=1):
             return _run_task(task)
     finally:
         nuisances._REFIT_MARGIN = before
+        nuisances._SIEVE_TENSOR = tensor
 
 
 def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -195,6 +199,7 @@ def make_tasks(
     chunk: int = CHUNK,
     refit_margin: float | None = None,
     first: int = 0,
+    no_tensor: bool = False,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -218,6 +223,7 @@ def make_tasks(
                             "seed": seed,
                             "label": label,
                             "refit_margin": refit_margin,
+                            "no_tensor": no_tensor,
                         }
                     )
     return tasks
@@ -480,6 +486,12 @@ def main(argv: list[str] | None = None) -> None:
         "best CV loss (default: all sub-bases)",
     )
     parser.add_argument(
+        "--no-tensor",
+        action="store_true",
+        help="the sieve without its polynomial tensor block (only products of linear "
+        "terms): the block measured against its absence on the same releases",
+    )
+    parser.add_argument(
         "--first-rep",
         type=int,
         default=0,
@@ -518,7 +530,7 @@ def main(argv: list[str] | None = None) -> None:
         options = json.loads(args.model_options)
         tasks = make_tasks(
             designs, _floats(args.alphas), ns, reps, estimands, options, args.seed, args.label,
-            refit_margin=args.refit_margin, first=args.first_rep,
+            refit_margin=args.refit_margin, first=args.first_rep, no_tensor=args.no_tensor,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

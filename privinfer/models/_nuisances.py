@@ -76,6 +76,11 @@ _SIEVE_ROWS_PER_BASIS = 10
 #: sub-bases instead removed a third of the selection variance the bootstrap is there to
 #: see, for 40% less time.
 _REFIT_MARGIN: float | None = None
+#: Whether the sieve's interaction block holds the polynomial tensor products (the
+#: default) or only the products of the linear terms, as before issue 14's second round of
+#: held-out designs. A research switch of the validation suite (``--no-tensor``), which
+#: measures the block against its absence on the same releases.
+_SIEVE_TENSOR = True
 #: Compute cap on the adaptive sieve (the sufficient statistics cost O(n J^2)).
 _SIEVE_MAX_BASIS = 160
 #: Grid size of single-index reference expectations (interpolation error reported).
@@ -103,6 +108,7 @@ def sieve_basis(inputs: TreatmentData, reference: ReferenceDesign, alpha: float)
         spec.private_groups,
         spec.public_groups,
         spec.private_names + spec.public_names,
+        tensor=_SIEVE_TENSOR,
     )
     keep = np.unique(np.concatenate([idx for _, idx in full.candidates(max_size)]))
     return full.restrict(keep, max_size)
