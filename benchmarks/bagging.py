@@ -132,6 +132,9 @@ def _replication(task: dict[str, Any]) -> list[dict[str, Any]]:
                     .fit(random_state=np.random.default_rng(s_fit))
                 )
             draws = _LAST["draws"]
+            ij = (
+                None if draws is None or not _LAST.get("n_draws") else ij_se(draws, _LAST["counts"])
+            )
             for j, name in enumerate(res.params.index):
                 rows.append(
                     {
@@ -144,11 +147,7 @@ def _replication(task: dict[str, Any]) -> list[dict[str, Any]]:
                         "est": float(res.params[name]),
                         "se": float(res.bse[name]),
                         "bagged": np.nan if draws is None else float(draws[:, j].mean()),
-                        "se_ij": (
-                            float(ij_se(draws, _LAST["counts"])[j])
-                            if draws is not None and _LAST.get("n_draws")
-                            else np.nan
-                        ),
+                        "se_ij": np.nan if ij is None else float(ij[j]),
                         "se_boot": np.nan if draws is None else float(draws[:, j].std(ddof=1)),
                     }
                 )

@@ -203,7 +203,7 @@ def effective_rows_note(model: TreatmentModel, r2m: dict[str, float]) -> str:
     finite = {k: v for k, v in r2m.items() if np.isfinite(v) and v > 0}
     if not finite:
         return ""
-    worst = max(finite, key=lambda k: finite[k])
+    worst = max(finite, key=finite.__getitem__)
     n_eff = n / finite[worst]
     if n_eff >= MIN_EFFECTIVE_ROWS:
         return ""
