@@ -25,6 +25,7 @@ Usage::
         --model-options '{"degree": "cv"}' --label cv
     python benchmarks/validate.py --alphas 0.7,0.5 --n 4000 --reps 24 --refit-margin 2
     python benchmarks/validate.py --designs kink_mixed --alphas 0.5 --n 4000 --no-tensor
+    python benchmarks/validate.py --alphas 0.5 --n 4000 --interaction-margin 1
     python benchmarks/validate.py --render full.csv --md docs/user_guide/validation_results.md
     python benchmarks/validate.py --n 4000 --reps 100 --first-rep 100 --out b.csv  # 100-199
     python benchmarks/validate.py --pool a_reps.csv,b_reps.csv --out full.csv
@@ -109,14 +110,17 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
 
     before = nuisances._REFIT_MARGIN  # --refit-margin: a research option of the bootstrap
     tensor = nuisances._SIEVE_TENSOR  # --no-tensor: the sieve without the tensor block
+    margin = nuisances._INTERACTION_MARGIN  # --interaction-margin
     nuisances._REFIT_MARGIN = task.get("refit_margin", before)
     nuisances._SIEVE_TENSOR = not task.get("no_tensor", False)
+    nuisances._INTERACTION_MARGIN = task.get("interaction_margin", margin)
     try:
         with threadpool_limits(limits=1):
             return _run_task(task)
     finally:
         nuisances._REFIT_MARGIN = before
         nuisances._SIEVE_TENSOR = tensor
+        nuisances._INTERACTION_MARGIN = margin
 
 
 def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -200,6 +204,7 @@ def make_tasks(
     refit_margin: float | None = None,
     first: int = 0,
     no_tensor: bool = False,
+    interaction_margin: float | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -224,6 +229,7 @@ def make_tasks(
                             "label": label,
                             "refit_margin": refit_margin,
                             "no_tensor": no_tensor,
+                            "interaction_margin": interaction_margin,
                         }
                     )
     return tasks
@@ -492,6 +498,13 @@ def main(argv: list[str] | None = None) -> None:
         "terms): the block measured against its absence on the same releases",
     )
     parser.add_argument(
+        "--interaction-margin",
+        type=float,
+        default=None,
+        help="below alpha = 1, the sieve's '+ interactions' candidates must beat the "
+        "others by this many fold SEs of CV loss (default: no margin)",
+    )
+    parser.add_argument(
         "--first-rep",
         type=int,
         default=0,
@@ -531,6 +544,7 @@ def main(argv: list[str] | None = None) -> None:
         tasks = make_tasks(
             designs, _floats(args.alphas), ns, reps, estimands, options, args.seed, args.label,
             refit_margin=args.refit_margin, first=args.first_rep, no_tensor=args.no_tensor,
+            interaction_margin=args.interaction_margin,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

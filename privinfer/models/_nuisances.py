@@ -19,7 +19,7 @@ ridge chosen by private cross-validation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +81,11 @@ _REFIT_MARGIN: float | None = None
 #: held-out designs. A research switch of the validation suite (``--no-tensor``), which
 #: measures the block against its absence on the same releases.
 _SIEVE_TENSOR = True
+#: Below alpha = 1, the fold SEs of the paired CV-loss difference by which a
+#: "+ interactions" candidate must beat the best additive one (None: no margin, the
+#: default; ``cv_spectral``'s ``margins``). A research switch of the validation suite
+#: (``--interaction-margin``).
+_INTERACTION_MARGIN: float | None = None
 #: Compute cap on the adaptive sieve (the sufficient statistics cost O(n J^2)).
 _SIEVE_MAX_BASIS = 160
 #: Grid size of single-index reference expectations (interpolation error reported).
@@ -230,6 +235,7 @@ def fit_series(
     odds: bool,
     like: SeriesFits | None = None,
     with_loose: bool | None = None,
+    interactions: Sequence[bool] | None = None,
 ) -> SeriesFits:
     r"""Outcome and Riesz fits of every fold, each with its own private-CV sieve and ridge.
 
@@ -244,6 +250,9 @@ def fit_series(
     (:func:`plausible_candidates`).
     ``with_loose``: also fit the looser comparison fits (default: only without ``like``;
     the bootstrap asks for them when it measures the noise of the regularisation shift).
+    ``interactions``: which candidates hold the sieve's interaction block; with
+    ``_INTERACTION_MARGIN`` set and ``alpha < 1`` they must beat the others by that many
+    fold SEs of the paired CV-loss difference.
     """
     F, L = st.cnt.shape
     held = held_out_fits(st, levels, mean, R, alpha)
@@ -256,6 +265,9 @@ def fit_series(
     G = [np.stack([h.G[k] for h in held]) for k in range(L)]
     # the outcome and Riesz fits of arm k share G[k]: their CV spectra are computed once
     spectra = [SpectraCache() for _ in range(L)]
+    margins = None
+    if _INTERACTION_MARGIN is not None and interactions is not None and alpha < 1:
+        margins = _INTERACTION_MARGIN * np.asarray(interactions, dtype=float)
 
     def fit(
         k: int, rhs: FloatArray, mask: np.ndarray, prev: CrossFitFits | None
@@ -271,6 +283,7 @@ def fit_series(
         return fit_crossfit(
             G[k], rhs, n_rows, mask, candidates=cands, fixed_ridge=fixed,
             noise_share=1.0 - alpha, with_loose=loose, spectra_cache=spectra[k],
+            margins=margins if cands is candidates else None,
         )  # fmt: skip
 
     def before(group: str, i: int) -> CrossFitFits | None:

@@ -720,6 +720,9 @@ class TreatmentModel:
                 candidates=[idx for _, idx in basis.candidates()]
                 if isinstance(basis, SieveBasis)
                 else None,
+                interactions=[d.endswith("interactions") for d, _ in basis.candidates()]
+                if isinstance(basis, SieveBasis)
+                else None,
                 ridge=o.ridge,  # type: ignore[arg-type]
                 riesz=o.riesz == "auto",
                 functional=self.C is not None,

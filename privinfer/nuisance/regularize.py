@@ -549,6 +549,7 @@ def cv_spectral(
     noise_share: float = 1.0,
     extrapolation_limit: float = EXTRAPOLATION_LIMIT,
     spectra_cache: SpectraCache | None = None,
+    margins: Sequence[float] | None = None,
 ) -> SpectralChoice:
     r"""Choose a sub-basis and a ridge by the private held-out loss.
 
@@ -592,6 +593,12 @@ def cv_spectral(
         Keeps each sub-basis's training-fold spectra for the next call with the *same*
         ``G_folds`` and ``n_rows`` (another right-hand side: the outcome and Riesz fits
         of one arm); the caller owns it and must not share it across Gram matrices.
+    margins : sequence of float, optional
+        One number per candidate. A candidate with margin ``m > 0`` is chosen only where
+        its pair beats the best pair of the candidates with margin 0 by ``m`` fold
+        standard errors of the *paired* difference of their held-out losses (a family
+        of richer sub-bases that must improve on every fold, not on average by chance).
+        Default: no margins.
 
     Returns
     -------
@@ -720,6 +727,8 @@ def cv_spectral(
          if np.isfinite(g).any()),
         crit,
     )  # fmt: skip
+    if margins is not None:
+        grid = _paired_margins(grid, losses, wf, margins, owner)
     low = float(grid.min())
     tied = grid <= low + TIE_RTOL * abs(low)  # all True when every pair is infinite
     ci, r = divmod(int(np.argmax(tied)), rel.size)
@@ -746,6 +755,33 @@ def cv_spectral(
     pos = np.maximum(lam_all, 0.0)
     shrink = float(np.mean(pos / np.maximum(pos + ridge, np.finfo(float).tiny)))
     return SpectralChoice(ci, idx, ridge, float(rel[r]), loss, columns, shrink)
+
+
+def _paired_margins(
+    grid: FloatArray, losses: FloatArray, wf: FloatArray, margins: Sequence[float], owner: str
+) -> FloatArray:
+    r"""``grid`` (candidates x ridges) with each margin candidate's criterion raised.
+
+    The base pair is the best of the candidates with margin 0; a pair of a candidate with
+    margin :math:`m` gets :math:`m\,\mathrm{se}(d)` added, :math:`d_f` its held-out loss
+    minus the base pair's on fold ``f`` and :math:`\mathrm{se}(d)` the fold standard
+    error of their mean (:func:`cv_spectral`'s ``margins``).
+    """
+    mg = np.asarray(margins, dtype=float)
+    if mg.shape != (grid.shape[0],) or np.any(~np.isfinite(mg)) or np.any(mg < 0):
+        raise DataMismatchError(
+            f"{owner}: margins needs one non-negative number per candidate "
+            f"({grid.shape[0]}); got {list(np.ravel(mg))!r}."
+        )
+    base = mg == 0
+    at_base = np.where(base[:, None], grid, np.inf)
+    if base.all() or not np.isfinite(at_base).any():
+        return grid
+    cb, rb = np.unravel_index(int(np.argmin(at_base)), grid.shape)
+    d = losses - losses[cb, rb][None, None, :]
+    dm = d @ wf
+    se_d = np.sqrt(np.maximum((d - dm[..., None]) ** 2 @ wf, 0.0) / max(wf.size - 1, 1))
+    return grid + mg[:, None] * se_d
 
 
 def loosest_plausible(choice: SpectralChoice, loosen: float = LOOSEN) -> tuple[int, float]:
@@ -883,6 +919,7 @@ def fit_crossfit(
     noise_share: float = 1.0,
     with_loose: bool = True,
     spectra_cache: SpectraCache | None = None,
+    margins: Sequence[float] | None = None,
 ) -> CrossFitFits:
     r"""Choose sieve and ridge of one nuisance by private CV, then fit it for every fold.
 
@@ -911,6 +948,8 @@ def fit_crossfit(
         Also fit the looser comparison fits (zeros otherwise, e.g. in bootstrap refits).
     spectra_cache : SpectraCache, optional
         Passed to :func:`cv_spectral`; also keeps each fold's noise guard.
+    margins : sequence of float, optional
+        As in :func:`cv_spectral`.
 
     Returns
     -------
@@ -938,7 +977,7 @@ def fit_crossfit(
         choice = cv_spectral(
             G_folds, rhs_folds, n_rows, candidates=candidates, ridges=ridges,
             const_folds=const_folds, min_ridge=min_ridge, se_penalty=se_penalty,
-            noise_share=noise_share, spectra_cache=spectra_cache,
+            noise_share=noise_share, spectra_cache=spectra_cache, margins=margins,
         )  # fmt: skip
         subset, rel = choice.subset, choice.relative_ridge
     else:

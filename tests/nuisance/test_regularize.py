@@ -112,6 +112,36 @@ def test_cv_spectral_prefers_needed_sub_basis_and_is_scale_free():
     assert a.relative_ridge == b.relative_ridge
 
 
+def test_cv_spectral_margin_asks_a_richer_candidate_to_win_on_the_paired_folds():
+    # x^3 adds a little (y has a small cubic term): the richer candidate wins by a mean
+    # loss difference d; with margin m it stays chosen exactly while m * se(paired d) < d
+    rng = np.random.default_rng(5)
+    n, F = 4000, 5
+    x = rng.uniform(-1, 1, n)
+    X = np.column_stack([np.ones(n), x, x**3])
+    y = x + 0.15 * x**3 + rng.normal(size=n)
+    folds = np.arange(n) % F
+    G = np.stack([X[folds == f].T @ X[folds == f] / (n / F) for f in range(F)])
+    c = np.stack([X[folds == f].T @ y[folds == f] / (n / F) for f in range(F)])
+    rows = np.full(F, n / F)
+    kw = {"candidates": [np.array([0, 1]), np.arange(3)], "ridges": [0.0]}
+    assert cv_spectral(G, c, rows, **kw).candidate == 1
+    # the held-out losses per fold, by hand: theta_{-f}' G_f theta_{-f} - 2 theta_{-f}' c_f
+    loss = np.zeros((2, F))
+    for j, idx in enumerate(kw["candidates"]):
+        for f in range(F):
+            Gt, ct = G[np.arange(F) != f].mean(0), c[np.arange(F) != f].mean(0)
+            th = np.linalg.solve(Gt[np.ix_(idx, idx)], ct[idx])
+            loss[j, f] = th @ G[f][np.ix_(idx, idx)] @ th - 2 * th @ c[f][idx]
+    d = loss[1] - loss[0]
+    gap, se_d = -d.mean(), d.std(ddof=1) / np.sqrt(F)
+    assert gap > 0 and se_d < cv_spectral(G, c, rows, **kw).columns["fold_se"][1]
+    assert cv_spectral(G, c, rows, margins=[0.0, 0.9 * gap / se_d], **kw).candidate == 1
+    assert cv_spectral(G, c, rows, margins=[0.0, 1.1 * gap / se_d], **kw).candidate == 0
+    with pytest.raises(pi.exceptions.DataMismatchError, match="one non-negative number"):
+        cv_spectral(G, c, rows, margins=[0.0, 1.0, 2.0], **kw)
+
+
 def test_fit_crossfit_with_zero_ridge_is_least_squares_per_fold():
     rng = np.random.default_rng(4)
     n, F = 1000, 4
