@@ -113,7 +113,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     margin = nuisances._INTERACTION_MARGIN  # --interaction-margin
     nuisances._REFIT_MARGIN = task.get("refit_margin", before)
     nuisances._SIEVE_TENSOR = not task.get("no_tensor", False)
-    nuisances._INTERACTION_MARGIN = task.get("interaction_margin", margin)
+    chosen = task.get("interaction_margin")  # None: the package's own margin
+    nuisances._INTERACTION_MARGIN = margin if chosen is None else chosen
     try:
         with threadpool_limits(limits=1):
             return _run_task(task)
@@ -502,7 +503,8 @@ def main(argv: list[str] | None = None) -> None:
         type=float,
         default=None,
         help="below alpha = 1, the sieve's '+ interactions' candidates must beat the "
-        "others by this many fold SEs of CV loss (default: no margin)",
+        "others by this many fold SEs of CV loss (default: the package's, no margin; "
+        "0 turns it off)",
     )
     parser.add_argument(
         "--first-rep",

@@ -84,7 +84,10 @@ _SIEVE_TENSOR = True
 #: Below alpha = 1, the fold SEs of the paired CV-loss difference by which a
 #: "+ interactions" candidate must beat the best additive one (None: no margin, the
 #: default; ``cv_spectral``'s ``margins``). A research switch of the validation suite
-#: (``--interaction-margin``).
+#: (``--interaction-margin``). Measured with 1 on the same releases (100 replications per
+#: cell, docs/user_guide/validation.rst): n = 4000 at alpha 0.7, 32 of 32 cells pass
+#: against 29; at 0.5, 29 of 32 both ways; n = 1000, 51 of 64 against 52, every miss
+#: warned; intervals a median 3-6% shorter. A candidate default pending held-out designs.
 _INTERACTION_MARGIN: float | None = None
 #: Compute cap on the adaptive sieve (the sufficient statistics cost O(n J^2)).
 _SIEVE_MAX_BASIS = 160
