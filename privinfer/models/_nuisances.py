@@ -87,7 +87,10 @@ _SIEVE_TENSOR = True
 #: (``--interaction-margin``). Measured with 1 on the same releases (100 replications per
 #: cell, docs/user_guide/validation.rst): n = 4000 at alpha 0.7, 32 of 32 cells pass
 #: against 29; at 0.5, 29 of 32 both ways; n = 1000, 51 of 64 against 52, every miss
-#: warned; intervals a median 3-6% shorter. A candidate default pending held-out designs.
+#: warned; intervals a median 3-6% shorter. Not the default: on the nine held-out designs
+#: (alpha 0.7 and 0.5, n = 4000, 50 replications) 65 of 72 cells pass both ways, but the
+#: biases grow against the SE where the truth has an interaction (tensor_tanh's ATE by
+#: +0.16 SE, pubpriv_interact's E[Y(1)] at 0.5 by -0.30 SE, paired t = -5.9).
 _INTERACTION_MARGIN: float | None = None
 #: Compute cap on the adaptive sieve (the sufficient statistics cost O(n J^2)).
 _SIEVE_MAX_BASIS = 160
