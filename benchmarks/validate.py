@@ -111,6 +111,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     before = nuisances._REFIT_MARGIN  # --refit-margin: a research option of the bootstrap
     tensor = nuisances._SIEVE_TENSOR  # --no-tensor: the sieve without the tensor block
     margin = nuisances._INTERACTION_MARGIN  # --interaction-margin
+    lead = nuisances._PUBLIC_HEAD_START  # --no-public-lead
+    nuisances._PUBLIC_HEAD_START = not task.get("no_public_lead", False)
     nuisances._REFIT_MARGIN = task.get("refit_margin", before)
     nuisances._SIEVE_TENSOR = not task.get("no_tensor", False)
     chosen = task.get("interaction_margin")  # None: the package's own margin
@@ -122,6 +124,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         nuisances._REFIT_MARGIN = before
         nuisances._SIEVE_TENSOR = tensor
         nuisances._INTERACTION_MARGIN = margin
+        nuisances._PUBLIC_HEAD_START = lead
 
 
 def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -206,6 +209,7 @@ def make_tasks(
     first: int = 0,
     no_tensor: bool = False,
     interaction_margin: float | None = None,
+    no_public_lead: bool = False,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -231,6 +235,7 @@ def make_tasks(
                             "refit_margin": refit_margin,
                             "no_tensor": no_tensor,
                             "interaction_margin": interaction_margin,
+                            "no_public_lead": no_public_lead,
                         }
                     )
     return tasks
@@ -499,6 +504,12 @@ def main(argv: list[str] | None = None) -> None:
         "terms): the block measured against its absence on the same releases",
     )
     parser.add_argument(
+        "--no-public-lead",
+        action="store_true",
+        help="below alpha = 1, no sieve candidates whose public columns lead the private "
+        "ones (the variants measured against their absence on the same releases)",
+    )
+    parser.add_argument(
         "--interaction-margin",
         type=float,
         default=None,
@@ -546,7 +557,7 @@ def main(argv: list[str] | None = None) -> None:
         tasks = make_tasks(
             designs, _floats(args.alphas), ns, reps, estimands, options, args.seed, args.label,
             refit_margin=args.refit_margin, first=args.first_rep, no_tensor=args.no_tensor,
-            interaction_margin=args.interaction_margin,
+            interaction_margin=args.interaction_margin, no_public_lead=args.no_public_lead,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

@@ -26,7 +26,10 @@ tensor products :math:`P_i(v_a)P_j(v_b)` (:math:`i, j \le 3`) of two columns, ea
 the level of its higher degree on, so the "+ interactions" candidates of levels 1-3 are
 the tensor polynomials of those degrees (bivariate cubic at level 3).
 
-A **candidate** sub-basis is "levels up to ``a``, with or without interactions". The
+A **candidate** sub-basis is "levels up to ``a``, with or without interactions", and
+below ``alpha = 1`` (``public_head``) also the same with the public columns some levels
+richer: public functions carry no privatisation noise, so a fit may use more of them
+than of the private ones. The
 candidates are index subsets of one largest basis, so the per-fold sufficient statistics
 (Gram matrices and moments) of that basis give every candidate's private cross-validation
 loss by taking sub-blocks, and the outcome and Riesz fits may choose different candidates
@@ -433,6 +436,9 @@ class SieveBasis:
     #: function ``c0 + sum_j coef_j u_j`` of the group's dummy columns (``"tail"`` atoms
     #: point here through their ``centre``)
     tails: tuple[tuple[float, tuple[int, ...], tuple[float, ...]], ...] = ()
+    #: levels by which the public columns lead in the second variant of every candidate
+    #: (``build``'s ``public_head_start``; 0: no variant)
+    public_head: int = 0
 
     @classmethod
     def build(
@@ -449,6 +455,7 @@ class SieveBasis:
         max_level: int = MAX_LEVEL,
         interactions: bool = True,
         tensor: bool = True,
+        public_head_start: int = 0,
     ) -> SieveBasis:
         r"""Build the ladder up to ``max_level`` from public information and the release.
 
@@ -479,6 +486,14 @@ class SieveBasis:
             function of a thin direction such as :math:`x_1 - x_2` of two correlated
             columns is not additive, and pairwise products of linear terms alone leave
             a bias that does not shrink with :math:`n`.
+        public_head_start : int, default=0
+            With :math:`h > 0`, every candidate also comes in a variant whose public
+            columns lead by :math:`h` levels (a public function of ladder level
+            :math:`l` enters at :math:`\max(1, l - h)`), and the private CV chooses
+            between the two: public functions carry no privatisation noise, so below
+            ``alpha = 1`` a fit may need to be richer in the public columns than the
+            noise lets it be in the private ones (the models pass
+            :math:`h = \mathrm{round}(\log_2 \alpha^{-2})`, 0 at ``alpha = 1``).
 
         Raises
         ------
@@ -510,6 +525,8 @@ class SieveBasis:
         functions: list[tuple[int, ...]] = [()]
         level = [0]
         fnames = ["1"]
+
+        head = check_int(public_head_start, "public_head_start", owner, 0)
 
         def add(col: int, kind: str, knot: float, lv: int) -> None:
             atoms.append((col, kind, knot, 2.0 ** -(lv - 3)))
@@ -584,7 +601,7 @@ class SieveBasis:
                 fnames.append(f"{fnames[fa]}*{fnames[fb]}")
         return cls(
             k_priv, tuple(maps), tuple(atoms), tuple(functions), tuple(level),
-            tuple(fnames), max_level, None, tuple(tails),
+            tuple(fnames), max_level, None, tuple(tails), head,
         )  # fmt: skip
 
     # -- interface shared with PolynomialBasis / BSplineBasis ----------------------------
@@ -685,27 +702,56 @@ class SieveBasis:
     def candidates(self, max_size: int | None = None) -> list[tuple[str, IntArray]]:
         """Nested candidate sub-bases ``(description, indices)``, smallest first.
 
-        Levels ``1..max_level``, each without and then with the interaction block; empty
-        duplicates and candidates with more than ``max_size`` functions are dropped (the
-        linear candidate is always kept).
+        Levels ``1..max_level``, each without and then with the interaction block, and
+        with a public lead (``public_head``) each of those again with the public columns
+        that many levels richer; empty duplicates and candidates with more than
+        ``max_size`` functions are dropped (the linear candidate is always kept).
         """
         max_size = self.max_size if max_size is None else max_size
-        lv = np.asarray(self.level)
+        leads = [0]
+        if self.public_head > 0 and any(
+            self.atoms[a][0] >= self.n_private and self.atoms[a][1] != "lin"
+            for f in self.functions
+            for a in f
+        ):
+            leads.append(self.public_head)
         out: list[tuple[str, IntArray]] = []
         seen: set[tuple[int, ...]] = set()
         for a in range(1, self.max_level + 1):
-            for inter in (False, True):
-                keep = (lv >= 0) & (lv <= a)
-                if inter:
-                    keep |= (lv < 0) & (-lv <= a)
-                idx = np.flatnonzero(keep)
-                key = tuple(idx.tolist())
-                if key in seen:
-                    continue
-                if max_size is not None and idx.size > max_size and out:
-                    continue
-                seen.add(key)
-                out.append((f"level {a}{' + interactions' if inter else ''}", idx))
+            for lead in leads:
+                lv = self._levels(lead)
+                for inter in (False, True):
+                    keep = (lv >= 0) & (lv <= a)
+                    if inter:
+                        keep |= (lv < 0) & (-lv <= a)
+                    idx = np.flatnonzero(keep)
+                    key = tuple(idx.tolist())
+                    if key in seen:
+                        continue
+                    if max_size is not None and idx.size > max_size and out:
+                        continue
+                    seen.add(key)
+                    tag = f", public +{lead}" if lead else ""
+                    out.append((f"level {a}{tag}{' + interactions' if inter else ''}", idx))
+        return out
+
+    def _levels(self, lead: int) -> IntArray:
+        """Candidate levels of the functions with the public columns ``lead`` levels early."""
+        lv = np.asarray(self.level, dtype=np.int64)
+        if lead == 0:
+            return lv
+        atom_lv = {f[0]: lv[i] for i, f in enumerate(self.functions) if len(f) == 1}
+
+        def entry(atom: int) -> int:
+            base = int(atom_lv[atom])
+            return max(1, base - lead) if self.atoms[atom][0] >= self.n_private else base
+
+        out = lv.copy()
+        for i, f in enumerate(self.functions):
+            if len(f) == 1:
+                out[i] = entry(f[0])
+            elif len(f) == 2:
+                out[i] = -max(entry(f[0]), entry(f[1]))
         return out
 
     def restrict(self, keep: IntArray, max_size: int | None = None) -> SieveBasis:
@@ -719,4 +765,5 @@ class SieveBasis:
             self.n_private, self.maps, self.atoms,
             tuple(self.functions[i] for i in keep), tuple(lv),
             tuple(self.names[i] for i in keep), max(max(lv), 1), max_size, self.tails,
+            self.public_head,
         )  # fmt: skip

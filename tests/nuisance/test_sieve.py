@@ -277,3 +277,43 @@ def test_interaction_candidates_span_the_tensor_polynomials():
     assert residual(basis, "level 3 + interactions") < 1e-10
     assert residual(flat, "level 3 + interactions") > 0.3  # the block the test guards
     assert dict(basis.candidates())["level 1 + interactions"].size == 4  # x1 * x2 only
+
+
+def test_public_lead_adds_candidates_richer_in_the_public_column():
+    rng = np.random.default_rng(1)
+    w = rng.normal(size=(500, 1))
+    names = ("x1", "x2", "w")
+    plain = _basis(0.5, public=w, groups=((0, 1), (2,)), names=names, max_level=5)
+    led = _basis(0.5, public=w, groups=((0, 1), (2,)), names=names, max_level=5,
+                 public_head_start=2)  # fmt: skip
+    assert plain.public_head == 0 and led.public_head == 2
+    assert plain.names == led.names and plain.level == led.level  # same functions
+    base = {tuple(idx.tolist()) for _, idx in plain.candidates()}
+    cands = led.candidates()
+    assert base <= {tuple(idx.tolist()) for _, idx in cands}  # the plain ladder stays
+    by_name = dict(cands)
+    level1 = {led.names[i] for i in by_name["level 1, public +2"]}
+    # the public column gets its cubic at level 1, the private ones stay linear
+    assert level1 == {"1", "x1", "x2", "w", "P2(w)", "P3(w)"}
+    # with one knot more (level 4 -> 2) for the public column at level 2
+    level2 = {led.names[i] for i in by_name["level 2, public +2"]}
+    assert "P2(x1)" in level2 and "P3(x1)" not in level2
+    assert sum(nm.startswith("B(w;") for nm in level2) == 1
+    # the interaction candidates still end with "interactions" (the models read that)
+    assert all(
+        ("interactions" in nm) == nm.endswith("interactions") for nm, _ in led.candidates()
+    )
+    # the variant survives restrict, and a basis without continuous public columns has none
+    assert led.restrict(np.arange(led.n_basis)).public_head == 2
+    binary = (rng.random((500, 1)) < 0.5).astype(float)
+    no_cont = _basis(0.5, public=binary, groups=((0, 1), (2,)), names=names,
+                     public_head_start=2)  # fmt: skip
+    assert not any("public" in nm for nm, _ in no_cont.candidates())
+
+
+def test_public_lead_is_zero_at_alpha_one():
+    from privinfer.models._nuisances import public_head_start
+
+    assert public_head_start(1.0) == 0
+    assert public_head_start(0.7) == 1 and public_head_start(0.5) == 2
+    assert public_head_start(0.1) == 3
