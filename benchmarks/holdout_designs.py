@@ -42,7 +42,9 @@ age_levels --alphas 1,0.7,0.5 --n 4000 --reps 24 --estimands ATE,ATT,POM
   the effect.
 
 A third round of five, written on 2026-12-04 after every change to the estimator so far,
-never used to tune anything, and aimed at what the first two rounds left out: more
+never used to tune anything (until ``public_overlap`` found the common ladder's limit
+below alpha = 1 and led to the sieve's public-lead candidates; it is not held out since),
+and aimed at what the first two rounds left out: more
 covariates, real covariates with a heavy-tailed outcome, strong heteroskedasticity, an
 overlap problem in a *public* covariate and a skewed outcome::
 
