@@ -92,9 +92,10 @@ _SIEVE_TENSOR = True
 #: biases grow against the SE where the truth has an interaction (tensor_tanh's ATE by
 #: +0.16 SE, pubpriv_interact's E[Y(1)] at 0.5 by -0.30 SE, paired t = -5.9).
 _INTERACTION_MARGIN: float | None = None
-#: Whether a public column's sieve functions enter the candidates h = round(log2(1 /
-#: alpha^2)) ladder levels early (``SieveBasis.build``'s ``public_head_start``; h = 0 at
-#: alpha = 1, 1 at 0.7, 2 at 0.5, at most 3). Public functions carry no privatisation
+#: Whether every sieve candidate also comes in a variant whose public columns lead by
+#: h = round(log2(1 / alpha^2)) ladder levels (``SieveBasis.build``'s
+#: ``public_head_start``; h = 0 at alpha = 1, 1 at 0.7, 2 at 0.5, at most 3), the private
+#: CV choosing between the two. Public functions carry no privatisation
 #: noise, yet with a common ladder the private CV held them as small as the noisy private
 #: ones: on a design whose overlap problem sits in a public normal confounder (held-out
 #: ``public_overlap``, alpha 0.5, n = 4000) both fits stopped at cubics in the public

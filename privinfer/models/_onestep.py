@@ -707,6 +707,9 @@ class TreatmentModel:
             C_part = None if C is None else C[off : off + fl.size]
             return sum_stats(fl, groups, inp, basis, R, C_part)
 
+        # the sieve's candidates, listed once for the fit and every bootstrap refit
+        cands = basis.candidates() if isinstance(basis, SieveBasis) else None
+
         def refit(
             st: FoldStats, like: SeriesFits | None = None, loose: bool | None = None
         ) -> SeriesFits:
@@ -717,12 +720,10 @@ class TreatmentModel:
                 ref.outer,
                 self.mechanism.alpha,
                 split=bool(o.split_nuisances),
-                candidates=[idx for _, idx in basis.candidates()]
-                if isinstance(basis, SieveBasis)
-                else None,
-                interactions=[d.endswith("interactions") for d, _ in basis.candidates()]
-                if isinstance(basis, SieveBasis)
-                else None,
+                candidates=None if cands is None else [idx for _, idx in cands],
+                interactions=None
+                if cands is None
+                else [d.endswith("interactions") for d, _ in cands],
                 ridge=o.ridge,  # type: ignore[arg-type]
                 riesz=o.riesz == "auto",
                 functional=self.C is not None,

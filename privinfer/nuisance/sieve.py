@@ -708,18 +708,15 @@ class SieveBasis:
         ``max_size`` functions are dropped (the linear candidate is always kept).
         """
         max_size = self.max_size if max_size is None else max_size
-        leads = [0]
-        if self.public_head > 0 and any(
-            self.atoms[a][0] >= self.n_private and self.atoms[a][1] != "lin"
-            for f in self.functions
-            for a in f
-        ):
-            leads.append(self.public_head)
+        ladders = {0: np.asarray(self.level, dtype=np.int64)}
+        if self.public_head > 0:  # a variant only where the lead moves some function
+            led = self._levels(self.public_head)
+            if not np.array_equal(led, ladders[0]):
+                ladders[self.public_head] = led
         out: list[tuple[str, IntArray]] = []
         seen: set[tuple[int, ...]] = set()
         for a in range(1, self.max_level + 1):
-            for lead in leads:
-                lv = self._levels(lead)
+            for lead, lv in ladders.items():
                 for inter in (False, True):
                     keep = (lv >= 0) & (lv <= a)
                     if inter:
@@ -738,8 +735,6 @@ class SieveBasis:
     def _levels(self, lead: int) -> IntArray:
         """Candidate levels of the functions with the public columns ``lead`` levels early."""
         lv = np.asarray(self.level, dtype=np.int64)
-        if lead == 0:
-            return lv
         atom_lv = {f[0]: lv[i] for i, f in enumerate(self.functions) if len(f) == 1}
 
         def entry(atom: int) -> int:
