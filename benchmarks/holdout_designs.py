@@ -65,7 +65,28 @@ public_overlap,lognormal_y --alphas 1,0.7,0.5 --n 4000 --reps 50 --estimands ATE
 * ``lognormal_y``: a lognormal outcome (coefficient of variation about 0.9) whose log
   mean is linear in a private normal and a private truncated exponential covariate.
 
-Truths are population quantities computed as in ``validate_designs.py``.
+A fourth round of three, written on 2026-12-04 (after the public lead) and never used to
+tune anything, for the two options no round had validated: public clusters and sampling
+weights. Each design passes its option to every fit (``Design.model_options``)::
+
+    python benchmarks/validate.py --designs cluster_uptake,cluster_treated,survey_weights \
+--alphas 1,0.7,0.5 --n 4000 --reps 100 --estimands ATE,ATT,POM
+
+* ``cluster_uptake``: clusters of 25 rows (so their number grows with n), a public
+  cluster-level covariate that also shifts the private one, and unobserved cluster shocks
+  to treatment uptake and to the outcome (intra-cluster correlations of about 0.3);
+  ``cluster="g"``.
+* ``cluster_treated``: whole clusters of 40 treated at once (a school-level programme),
+  the cluster's probability driven by a public cluster covariate and a shock; a binary
+  outcome with a random cluster intercept (sd 1 on the logit scale, so the conditional
+  means are Gauss-Hermite integrals); ``cluster="g"``.
+* ``survey_weights``: lognormal design weights (coefficient of variation about 1.1,
+  published) rising with a public stratum that also modifies the effect, so the weighted
+  and unweighted targets differ (ATE 2.07 against 1.64); ``weights="wt"``, and the truths
+  are weighted population means.
+
+Truths are population quantities computed as in ``validate_designs.py``; the hidden
+cluster shocks enter the ATT's truth through the propensity, never the outcome means.
 """
 
 from __future__ import annotations
@@ -376,6 +397,110 @@ def _y_logy(X, d, rng):
     return _mu_logy(X, d) * np.exp(0.8 * rng.normal(size=len(X)) - 0.32)
 
 
+# H15-H17 (fourth round): clustered and weighted samples
+CLUSTER_SIZE = 25  # rows per cluster: the number of clusters grows with n
+
+
+def _clusters(n, size, rng):
+    """Cluster labels of ``n`` rows in clusters of ``size`` (the last may be smaller)."""
+    g = np.arange(n) // size
+    return g, int(g[-1]) + 1
+
+
+def _cov_cl_uptake(n, rng):
+    g, m = _clusters(n, CLUSTER_SIZE, rng)
+    c = rng.normal(size=m)[g]  # public cluster-level covariate ("school quality")
+    x = np.clip(0.5 * c + 0.85 * rng.normal(size=n), -2.5, 2.5)
+    return pd.DataFrame(
+        {
+            "x": x,
+            "c": c,
+            "g": g,
+            "v": 0.8 * rng.normal(size=m)[g],  # hidden: the cluster's uptake shock
+            "u": 0.7 * rng.normal(size=m)[g],  # hidden: the cluster's outcome shock
+        }
+    )
+
+
+def _ps_cl_uptake(X):
+    return _expit(-0.3 + X.x.to_numpy() + 0.5 * X.c.to_numpy() + X.v.to_numpy())
+
+
+def _mu_cl_uptake(X, d):
+    x, c = X.x.to_numpy(), X.c.to_numpy()
+    return np.tanh(x) + 0.3 * x**2 + 0.5 * c + d * (1.0 + 0.4 * x - 0.3 * c)
+
+
+def _y_cl_uptake(X, d, rng):
+    return _mu_cl_uptake(X, d) + X.u.to_numpy() + rng.normal(size=len(X))
+
+
+CLUSTER_TREATED_SIZE = 40
+_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(40)
+_GH_WEIGHTS = _GH_WEIGHTS / np.sqrt(2.0 * np.pi)
+
+
+def _cov_cl_treated(n, rng):
+    g, m = _clusters(n, CLUSTER_TREATED_SIZE, rng)
+    return pd.DataFrame(
+        {
+            "x": rng.uniform(-1.0, 1.0, n),
+            "c": rng.normal(size=m)[g],
+            "g": g,
+            "v": 0.7 * rng.normal(size=m)[g],
+            "u": rng.normal(size=m)[g],
+        }
+    )
+
+
+def _ps_cl_treated(X):
+    return _expit(0.9 * X.c.to_numpy() + X.v.to_numpy())
+
+
+def _assign_cl_treated(X, rng):
+    """Whole clusters treated: one draw per cluster (all its rows share the probability)."""
+    g = X.g.to_numpy()
+    return (rng.random(int(g.max()) + 1)[g] < _ps_cl_treated(X)).astype(np.int64)
+
+
+def _index_cl_treated(X, d):
+    x, c = X.x.to_numpy(), X.c.to_numpy()
+    return -0.4 + 1.2 * x + 0.5 * c + d * (0.7 - 0.6 * x)
+
+
+def _mu_cl_treated(X, d):
+    """E[expit(index + u)] over the cluster intercept u ~ N(0, 1) (Gauss-Hermite, 40 nodes)."""
+    eta = _index_cl_treated(X, d)
+    return _expit(eta[:, None] + _GH_NODES[None, :]) @ _GH_WEIGHTS
+
+
+def _y_cl_treated(X, d, rng):
+    p = _expit(_index_cl_treated(X, d) + X.u.to_numpy())
+    return (rng.random(len(X)) < p).astype(float)
+
+
+def _cov_survey(n, rng):
+    s = rng.choice(3, size=n, p=[0.5, 0.3, 0.2]).astype(float)
+    return pd.DataFrame(
+        {
+            "x": np.clip(0.3 * s + rng.normal(size=n), -3.0, 3.0),
+            "a": rng.uniform(20.0, 60.0, n),
+            "s": s,
+            "wt": np.exp(0.7 * s + 0.8 * rng.normal(size=n)),  # design weights, CV about 1.1
+        }
+    )
+
+
+def _ps_survey(X):
+    x, a, s = X.x.to_numpy(), X.a.to_numpy(), X.s.to_numpy()
+    return _expit(-0.5 + 0.8 * x + 0.5 * s - 0.02 * (a - 40.0))
+
+
+def _mu_survey(X, d):
+    x, a, s = X.x.to_numpy(), X.a.to_numpy(), X.s.to_numpy()
+    return 0.8 * x + np.sin(x) + 0.5 * s + 0.03 * (a - 40.0) + d * (1.0 + 0.8 * s + 0.4 * x)
+
+
 HOLDOUT_LIST = [
     Design(
         "tensor_tanh",
@@ -538,6 +663,45 @@ HOLDOUT_LIST = [
         _ps_logy,
         _mu_logy,
         _y_logy,
+    ),
+    Design(
+        "cluster_uptake",
+        "Clusters of 25 with uptake and outcome shocks, public cluster covariate, private x",
+        "y ~ d | x + c",
+        ("c", "g"),
+        lambda: {"x": _U(-2.5, 2.5)},
+        _cov_cl_uptake,
+        _ps_cl_uptake,
+        _mu_cl_uptake,
+        _y_cl_uptake,
+        model_options={"cluster": "g"},
+        hidden=("v", "u"),
+    ),
+    Design(
+        "cluster_treated",
+        "Whole clusters of 40 treated, binary outcome with a cluster intercept, private x",
+        "y ~ d | x + c",
+        ("c", "g"),
+        lambda: {"x": _U(-1, 1)},
+        _cov_cl_treated,
+        _ps_cl_treated,
+        _mu_cl_treated,
+        _y_cl_treated,
+        model_options={"cluster": "g"},
+        hidden=("v", "u"),
+        assign=_assign_cl_treated,
+    ),
+    Design(
+        "survey_weights",
+        "Lognormal design weights rising with a public stratum that modifies the effect",
+        "y ~ d | x + a + s",
+        ("a", "s", "wt"),
+        lambda: {"x": _U(-3, 3)},
+        _cov_survey,
+        _ps_survey,
+        _mu_survey,
+        lambda X, d, rng: _mu_survey(X, d) + rng.normal(size=len(X)),
+        model_options={"weights": "wt"},
     ),
 ]
 

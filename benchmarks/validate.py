@@ -132,7 +132,7 @@ def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     design = DESIGNS[task["design"]]
     alpha, n = float(task["alpha"]), int(task["n"])
     names = {"ATE": ["ATE"], "ATT": ["ATT"], "POM": ["E[Y(0)]", "E[Y(1)]"]}
-    options = task.get("model_options") or {}
+    options = {**design.model_options, **(task.get("model_options") or {})}
     rows: list[dict[str, Any]] = []
     for rep in task["reps"]:
         mech, released, s_fit, truths = replication(task["seed"], design.name, alpha, n, rep)

@@ -85,11 +85,21 @@ class Design:
     mean: Callable[[pd.DataFrame, int], np.ndarray]
     outcome: Callable[[pd.DataFrame, np.ndarray, np.random.Generator], np.ndarray]
     population: Callable[[], tuple[pd.DataFrame, np.ndarray]] | None = field(default=None)
+    #: options every fit of the design gets: a public cluster column (``{"cluster": "g"}``)
+    #: or sampling weights (``{"weights": "wt"}``, then the truths are weighted means)
+    model_options: dict[str, str] = field(default_factory=dict)
+    #: columns of ``covariates`` that drive the simulation but are never released (e.g. a
+    #: cluster's shocks to uptake and outcome)
+    hidden: tuple[str, ...] = ()
+    #: ``assign(X, rng)`` draws the treatment (e.g. whole clusters at once); default: one
+    #: independent draw per row from ``propensity``
+    assign: Callable[[pd.DataFrame, np.random.Generator], np.ndarray] | None = None
 
     @property
     def covariate_columns(self) -> list[str]:
-        """Covariate columns of the raw data (private and public)."""
-        return [*self.reference(), *self.public_covariates]
+        """Covariate columns of the raw data (private and public; no cluster or weights)."""
+        extra = set(self.model_options.values())
+        return [c for c in [*self.reference(), *self.public_covariates] if c not in extra]
 
     @property
     def public(self) -> list[str]:
@@ -103,9 +113,12 @@ class Design:
     def simulate(self, n: int, rng: np.random.Generator) -> pd.DataFrame:
         """Raw data of ``n`` units: covariates, treatment and outcome."""
         X = self.covariates(n, rng)
-        d = (rng.random(n) < self.propensity(X)).astype(np.int64)
+        if self.assign is None:
+            d = (rng.random(n) < self.propensity(X)).astype(np.int64)
+        else:
+            d = np.asarray(self.assign(X, rng), dtype=np.int64)
         y = self.outcome(X, d, rng)
-        return X.assign(y=y, d=d)
+        return X.drop(columns=list(self.hidden)).assign(y=y, d=d)
 
     def __call__(self, n: int, rng: np.random.Generator) -> DesignDraw:
         ate, att, pom = self.truths()
@@ -439,6 +452,9 @@ def _truths(name: str) -> tuple[float, float, tuple[float, float]]:
     else:
         X = design.covariates(TRUTH_SIZE, np.random.default_rng(TRUTH_SEED))
         w = np.full(len(X), 1.0 / len(X))
+    if "weights" in design.model_options:  # the target is the weighted population mean
+        w = w * X[design.model_options["weights"]].to_numpy()
+        w = w / w.sum()
     mu0 = design.mean(X, 0)
     mu1 = design.mean(X, 1)
     ps = design.propensity(X)

@@ -255,6 +255,9 @@ def main(argv: list[str] | None = None) -> None:
             docs_csv(table, Path(args.docs_csv))
         return
     designs = args.designs.split(",") if args.designs else available()
+    clustered = [d for d in designs if d in DESIGNS and DESIGNS[d].model_options]
+    if clustered:  # DoubleMLData has no cluster or weights columns for the IRM here
+        parser.error(f"design(s) {clustered} need clusters or weights; not compared here")
     ns = [int(v) for v in args.n.split(",")] if args.n else ([4000] if args.quick else [1000, 4000])
     reps = args.reps or (30 if args.quick else 200)
     options = json.loads(args.model_options)
