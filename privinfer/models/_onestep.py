@@ -671,14 +671,19 @@ class TreatmentModel:
             need_eff = n * alpha**2 * (ratio[worst] / _BIAS_TARGET_SHARE) ** 2
             need = int(np.ceil(need_eff / alpha**2))
             cv = float(bias_aware_critical_value(ratio[worst]))
+            where = (
+                "in directions swamped by privatisation noise"
+                if alpha < 1
+                else "in directions that few rows inform (limited overlap, sparse tails)"
+            )
             warnings.warn(
                 f"{self._name}: regularisation bias is not negligible at n * alpha^2 = "
                 f"{n * alpha**2:.0f}: the estimated bound on |bias| of {names[worst]} is "
                 f"{ratio[worst]:.2f} standard errors, so the interval is widened (critical "
                 f"value {cv:.2f} instead of 1.96; Armstrong and Kolesar, 2020). The data "
-                "cannot resolve the nuisances in directions swamped by privatisation noise; "
-                f"about n >= {need} rows at alpha = {alpha:g} (n * alpha^2 >= "
-                f"{need_eff:.0f}) would make the bias negligible.",
+                f"cannot resolve the nuisances {where}; about n >= {need} rows at "
+                f"alpha = {alpha:g} (n * alpha^2 >= {need_eff:.0f}) would make the bias "
+                "negligible.",
                 RegularizationBiasWarning,
                 stacklevel=5,
             )
