@@ -336,6 +336,20 @@ class NuisanceNoiseWarning(PrivinferWarning):
     """
 
 
+class FewClustersWarning(PrivinferWarning):
+    """Too few clusters for the cluster-robust interval to be trusted.
+
+    Raised by the treatment-effect models when a cluster dimension has fewer than 50
+    clusters: cluster-robust standard errors sum the influence values within clusters and
+    estimate their spread from the clusters alone, and with few of them they are too
+    small and too noisy (Cameron and Miller, 2015), the more so when whole clusters are
+    treated. The message names the sample size needed at the same cluster size.
+    """
+
+
+__all__ += ["FewClustersWarning"]
+
+
 class UnsupportedBackendError(PrivinferError, NotImplementedError):
     """An option that a data backend (e.g. Dask DataFrames) does not support.
 

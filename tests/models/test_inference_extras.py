@@ -337,3 +337,24 @@ def test_repeated_splits_with_clusters_and_progress_bar(capsys):
     assert res.clusters is not None and res.clusters.max() == 39
     res.bootstrap(n_boot=10, random_state=0, progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_few_clusters_warn_and_name_the_n_needed():
+    """Under 50 clusters (any dimension) the fit warns and names n; with 60 it does not."""
+    rng = np.random.default_rng(21)
+    few = _clustered(1200, rng, n_clusters=30)
+    with pytest.warns(pi.exceptions.FewClustersWarning, match=r"only 30 clusters.*n >= 2000"):
+        pi.PrivateATE.from_formula("y ~ d | x", few, mechanism=_mech(), cluster="g").fit(
+            random_state=0
+        )
+    two = _clustered(1200, rng, n_clusters=60, n_second=20)
+    with pytest.warns(pi.exceptions.FewClustersWarning, match="only 20 clusters"):
+        pi.PrivateATE.from_formula("y ~ d | x", two, mechanism=_mech(), cluster=["g", "h"]).fit(
+            random_state=0
+        )
+    enough = _clustered(1200, rng, n_clusters=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pi.exceptions.FewClustersWarning)
+        pi.PrivateATE.from_formula("y ~ d | x", enough, mechanism=_mech(), cluster="g").fit(
+            random_state=0
+        )
