@@ -6,8 +6,9 @@ for the regularised nuisance fits of issue 14 and for the sieve's public-lead ca
 (the three cases with a public continuous covariate below alpha = 1; their estimates
 moved by at most 0.007, 0.13 SE) and for the few-clusters warning (the warnings of the
 four clustered cases, 7 to 40 clusters; no number moved), and must only be regenerated
-when a change of numbers or warnings is intended: ``python tests/models/snapshots/make_treatment_snapshot.py [CASE ...]``
-(named cases only, or all).
+when a change of numbers or warnings is intended:
+``python tests/models/snapshots/make_treatment_snapshot.py [CASE ...]`` (named cases
+only, or all).
 """
 
 from __future__ import annotations
