@@ -401,14 +401,14 @@ def _y_logy(X, d, rng):
 CLUSTER_SIZE = 25  # rows per cluster: the number of clusters grows with n
 
 
-def _clusters(n, size, rng):
+def _clusters(n, size):
     """Cluster labels of ``n`` rows in clusters of ``size`` (the last may be smaller)."""
     g = np.arange(n) // size
     return g, int(g[-1]) + 1
 
 
 def _cov_cl_uptake(n, rng):
-    g, m = _clusters(n, CLUSTER_SIZE, rng)
+    g, m = _clusters(n, CLUSTER_SIZE)
     c = rng.normal(size=m)[g]  # public cluster-level covariate ("school quality")
     x = np.clip(0.5 * c + 0.85 * rng.normal(size=n), -2.5, 2.5)
     return pd.DataFrame(
@@ -441,7 +441,7 @@ _GH_WEIGHTS = _GH_WEIGHTS / np.sqrt(2.0 * np.pi)
 
 
 def _cov_cl_treated(n, rng):
-    g, m = _clusters(n, CLUSTER_TREATED_SIZE, rng)
+    g, m = _clusters(n, CLUSTER_TREATED_SIZE)
     return pd.DataFrame(
         {
             "x": rng.uniform(-1.0, 1.0, n),

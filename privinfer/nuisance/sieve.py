@@ -493,7 +493,7 @@ class SieveBasis:
             between the two: public functions carry no privatisation noise, so below
             ``alpha = 1`` a fit may need to be richer in the public columns than the
             noise lets it be in the private ones (the models pass
-            :math:`h = \mathrm{round}(\log_2 \alpha^{-2})`, 0 at ``alpha = 1``).
+            :math:`h = \min(3, \mathrm{round}(\log_2 \alpha^{-2}))`, 0 at ``alpha = 1``).
 
         Raises
         ------
