@@ -91,6 +91,8 @@ cluster shocks enter the ATT's truth through the propensity, never the outcome m
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -501,6 +503,116 @@ def _mu_survey(X, d):
     return 0.8 * x + np.sin(x) + 0.5 * s + 0.03 * (a - 40.0) + d * (1.0 + 0.8 * s + 0.4 * x)
 
 
+# H18-H21 (fifth round): real epidemiological covariates, a public proxy of a private
+# covariate, a rare binary outcome and a private binary confounder
+NHEFS_PRIVATE = ["age", "wt71", "smokeintensity", "smokeyrs"]
+NHEFS_PUBLIC = ["sex", "race", "exercise"]
+
+
+def _nhefs() -> pd.DataFrame:
+    """NHEFS covariates (Hernan and Robins, 2020; ``causaldata`` ``nhefs_complete``)."""
+    return _nhefs_cached()
+
+
+@functools.lru_cache(maxsize=1)
+def _nhefs_cached() -> pd.DataFrame:
+    import causaldata
+
+    df = causaldata.nhefs_complete.load_pandas().data
+    cols = NHEFS_PRIVATE + NHEFS_PUBLIC
+    return df[cols].astype(float).reset_index(drop=True)
+
+
+def _cov_nhefs(n, rng):
+    return resample_rows(_nhefs(), n, rng)
+
+
+def _ps_nhefs(X):
+    age, wt, si, sy = (X[c].to_numpy() for c in NHEFS_PRIVATE)
+    sex, race, ex = (X[c].to_numpy() for c in NHEFS_PUBLIC)
+    return _expit(
+        -2.57
+        - 0.53 * sex
+        - 0.83 * race
+        + 0.4 * (ex > 0)
+        + 0.062 * age
+        - 0.00015 * age**2
+        + 0.0065 * wt
+        - 0.027 * si
+        - 0.032 * sy
+    )
+
+
+def _mu_nhefs(X, d):
+    age, wt, si, sy = (X[c].to_numpy() for c in NHEFS_PRIVATE)
+    sex, race = X.sex.to_numpy(), X.race.to_numpy()
+    return (
+        2.0
+        - 1.6 * sex
+        + 0.54 * race
+        + 0.52 * age
+        - 0.0078 * age**2
+        - 0.108 * wt
+        + 0.07 * si
+        - 0.0011 * si**2
+        + 0.027 * sy
+        + d * (3.4 + 0.05 * (si - 20.0) - 0.05 * (age - 43.0))
+    )
+
+
+def _y_nhefs(X, d, rng):
+    return _mu_nhefs(X, d) + 7.5 * rng.standard_t(5, size=len(X)) / np.sqrt(5.0 / 3.0)
+
+
+def _pop_nhefs():
+    pop = _nhefs()
+    return pop, np.full(len(pop), 1.0 / len(pop))
+
+
+def _cov_proxy(n, rng):
+    w = rng.normal(size=n)
+    return pd.DataFrame({"x": np.clip(0.85 * w + 0.53 * rng.normal(size=n), -3, 3), "w": w})
+
+
+def _ps_proxy(X):
+    return _expit(1.2 * X.x.to_numpy() - 0.3 * X.w.to_numpy())
+
+
+def _mu_proxy(X, d):
+    x, w = X.x.to_numpy(), X.w.to_numpy()
+    return 1.5 * np.sin(1.2 * x) + 0.5 * w + d * (1.0 + 0.5 * x)
+
+
+def _cov_rare_event(n, rng):
+    return pd.DataFrame({"x": np.clip(rng.normal(size=n), -3, 3), "z": rng.random(n)})
+
+
+def _ps_rare_event(X):
+    return _expit(-0.4 + 0.8 * X.x.to_numpy())
+
+
+def _mu_rare_event(X, d):
+    return _expit(-3.6 + 0.7 * X.x.to_numpy() + 0.8 * X.z.to_numpy() + 0.6 * d)
+
+
+def _y_rare_event(X, d, rng):
+    return (rng.random(len(X)) < _mu_rare_event(X, d)).astype(float)
+
+
+def _cov_pbin(n, rng):
+    b = (rng.random(n) < 0.25).astype(float)
+    return pd.DataFrame({"b": b, "x": np.clip(0.5 * b + 0.6 * rng.normal(size=n), -2, 2)})
+
+
+def _ps_pbin(X):
+    return _expit(-0.5 + 1.5 * X.b.to_numpy() + 0.8 * X.x.to_numpy())
+
+
+def _mu_pbin(X, d):
+    b, x = X.b.to_numpy(), X.x.to_numpy()
+    return 1.0 + 2.0 * b + x + 0.5 * x**2 + d * (1.0 + 1.5 * b)
+
+
 HOLDOUT_LIST = [
     Design(
         "tensor_tanh",
@@ -702,6 +814,56 @@ HOLDOUT_LIST = [
         _mu_survey,
         lambda X, d, rng: _mu_survey(X, d) + rng.normal(size=len(X)),
         model_options={"weights": "wt"},
+    ),
+    Design(
+        "nhefs_resampled",
+        "NHEFS smokers resampled: age, weight, smoking intensity and years private, t(5) noise",
+        "y ~ d | age + wt71 + smokeintensity + smokeyrs + sex + race + C(exercise)",
+        ("sex", "race", "exercise"),
+        lambda: {
+            "age": _U(25, 75),
+            "wt71": _U(35, 155),
+            "smokeintensity": _U(0, 80),
+            "smokeyrs": _U(0, 65),
+        },
+        _cov_nhefs,
+        _ps_nhefs,
+        _mu_nhefs,
+        _y_nhefs,
+        _pop_nhefs,
+    ),
+    Design(
+        "proxy_public",
+        "Private x with a public proxy w (correlation 0.85), confounding through x",
+        "y ~ d | x + w",
+        ("w",),
+        lambda: {"x": _U(-3, 3)},
+        _cov_proxy,
+        _ps_proxy,
+        _mu_proxy,
+        lambda X, d, rng: _mu_proxy(X, d) + rng.normal(size=len(X)),
+    ),
+    Design(
+        "rare_event",
+        "Binary outcome with a 4% base rate, private normal x and uniform z",
+        "y ~ d | x + z",
+        (),
+        lambda: {"x": _F(stats.norm(0, 1.5)), "z": _U(0, 1)},
+        _cov_rare_event,
+        _ps_rare_event,
+        _mu_rare_event,
+        _y_rare_event,
+    ),
+    Design(
+        "private_binary",
+        "A private binary confounder (25% ones, uniform reference) that modifies the effect",
+        "y ~ d | C(b) + x",
+        (),
+        lambda: {"b": pi.reference.Categorical([0.0, 1.0]), "x": _U(-2, 2)},
+        _cov_pbin,
+        _ps_pbin,
+        _mu_pbin,
+        lambda X, d, rng: _mu_pbin(X, d) + rng.normal(size=len(X)),
     ),
 ]
 
