@@ -85,6 +85,29 @@ weights. Each design passes its option to every fit (``Design.model_options``)::
   and unweighted targets differ (ATE 2.07 against 1.64); ``weights="wt"``, and the truths
   are weighted population means.
 
+A fifth round of four, written on 2026-12-04 after the fourth round's runs and never
+used to tune anything, for what no round had: real covariates from epidemiology, a
+private covariate with a public proxy, a rare binary outcome and a private binary
+confounder::
+
+    python benchmarks/validate.py --designs nhefs_resampled,proxy_public,rare_event,\
+private_binary --alphas 1,0.7,0.5 --n 4000 --reps 100 --estimands ATE,ATT,POM
+
+* ``nhefs_resampled``: age, 1971 weight, smoking intensity and smoking years resampled
+  from the NHEFS smokers (Hernan and Robins, 2020; ``causaldata`` ``nhefs_complete``,
+  n = 1566) as private covariates with uniform references, sex, race and a 3-level
+  exercise factor public; propensity and outcome calibrated on the real quitting and
+  weight-gain regressions (quadratics in age and intensity), an effect that grows with
+  intensity and falls with age, Student t(5) noise with sd 7.5.
+* ``proxy_public``: a private normal covariate whose public proxy has correlation 0.85
+  with it (so most of the private information is already public), confounding through
+  the private one, a sine outcome.
+* ``rare_event``: a binary outcome with a base rate of 4% to 8% (ATE 0.035), a private
+  normal covariate under a wider normal reference and a private uniform one.
+* ``private_binary``: a private binary confounder (25% ones) under a uniform categorical
+  reference, which shifts a private continuous covariate, raises the propensity and
+  modifies the effect (1 against 2.5).
+
 Truths are population quantities computed as in ``validate_designs.py``; the hidden
 cluster shocks enter the ATT's truth through the propensity, never the outcome means.
 """

