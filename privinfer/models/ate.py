@@ -83,9 +83,13 @@ class PrivateATE(TreatmentModel):
         whose privatisation noise is shared when they use the same rows; the held-out
         score then has a second-order bias :math:`-E[(\hat\theta-\theta)'G(\hat\beta-\beta)]`
         of order :math:`J/(\alpha^2 n)`. Splitting makes the two errors independent but
-        fits each nuisance on half the rows. ``None``: no split (measured on the
-        validation designs with CV-chosen ridges above the noise level, splitting did not
-        reduce the bias and raised the variance of the nuisances).
+        fits each nuisance on half the rows. ``None``: no split. Measured below
+        ``alpha = 1`` on 24 validation designs (n = 4000, the same releases), splitting
+        made the estimates less spread in 60 of 96 cells and the intervals a median 5%
+        shorter, and it removed most of the bias under strong confounding through a
+        private covariate; but with half the rows each fit is regularised harder where
+        the data are sparse, and the biases in skewed tails and under a public overlap
+        problem grew (88 of 96 cells pass without it, 82 with it).
     cluster : str or list of str, optional
         Public cluster column (or two, for two-way clustering). Whole clusters of the
         first column are kept within folds (each cluster dealt by its majority treatment
