@@ -26,6 +26,8 @@ Usage::
 
     python benchmarks/oracle_onestep.py --designs lognormal_clip,factor_12 \
         --alphas 1,0.7,0.5 --n 4000 --reps 400
+    python benchmarks/oracle_onestep.py --designs proxy_public --alphas 1 --n 16000 \
+        --reps 400 --seed 401                       # a held-out design, by name
     python benchmarks/oracle_onestep.py --quick
 
 Prints one row per design x alpha x n x estimand: the oracle's bias (with its Monte Carlo
@@ -43,9 +45,12 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from holdout_designs import HOLDOUT
 from validate_designs import DESIGNS, available, privatize
 
 import privinfer as pi
+
+DESIGNS.update(HOLDOUT)  # the held-out designs too, selected by name (as in validate.py)
 
 
 def oracle_estimates(
@@ -94,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.quick:
         args.reps, args.alphas, args.n = 100, "0.5", "4000"
-    names = [d for d in args.designs.split(",") if d in available()]
+    names = [d for d in args.designs.split(",") if d in available() or d in HOLDOUT]
     out = []
     t0 = time.perf_counter()
     for name in names:
