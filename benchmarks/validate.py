@@ -113,6 +113,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     margin = nuisances._INTERACTION_MARGIN  # --interaction-margin
     lead = nuisances._PUBLIC_HEAD_START  # --no-public-lead
     nuisances._PUBLIC_HEAD_START = not task.get("no_public_lead", False)
+    unguarded = nuisances._PUBLIC_UNGUARDED  # --common-guard
+    nuisances._PUBLIC_UNGUARDED = not task.get("common_guard", False)
     nuisances._REFIT_MARGIN = task.get("refit_margin", before)
     nuisances._SIEVE_TENSOR = not task.get("no_tensor", False)
     chosen = task.get("interaction_margin")  # None: the package's own margin
@@ -125,6 +127,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         nuisances._SIEVE_TENSOR = tensor
         nuisances._INTERACTION_MARGIN = margin
         nuisances._PUBLIC_HEAD_START = lead
+        nuisances._PUBLIC_UNGUARDED = unguarded
 
 
 def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -210,6 +213,7 @@ def make_tasks(
     no_tensor: bool = False,
     interaction_margin: float | None = None,
     no_public_lead: bool = False,
+    common_guard: bool = False,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -236,6 +240,7 @@ def make_tasks(
                             "no_tensor": no_tensor,
                             "interaction_margin": interaction_margin,
                             "no_public_lead": no_public_lead,
+                            "common_guard": common_guard,
                         }
                     )
     return tasks
@@ -510,6 +515,12 @@ def main(argv: list[str] | None = None) -> None:
         "ones (the variants measured against their absence on the same releases)",
     )
     parser.add_argument(
+        "--common-guard",
+        action="store_true",
+        help="below alpha = 1, one noise guard floors the ridge of every sieve function, "
+        "public ones included (measured against sparing them on the same releases)",
+    )
+    parser.add_argument(
         "--interaction-margin",
         type=float,
         default=None,
@@ -558,6 +569,7 @@ def main(argv: list[str] | None = None) -> None:
             designs, _floats(args.alphas), ns, reps, estimands, options, args.seed, args.label,
             refit_margin=args.refit_margin, first=args.first_rep, no_tensor=args.no_tensor,
             interaction_margin=args.interaction_margin, no_public_lead=args.no_public_lead,
+            common_guard=args.common_guard,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

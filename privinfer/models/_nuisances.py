@@ -59,6 +59,7 @@ __all__ = [
     "choose_basis",
     "fit_series",
     "kernel_outcome",
+    "noiseless_functions",
     "propensity_riesz",
     "series_outcome",
     "series_riesz",
@@ -101,6 +102,14 @@ _INTERACTION_MARGIN: float | None = None
 #: ``public_overlap``, alpha 0.5, n = 4000) both fits stopped at cubics in the public
 #: column's CDF scale and every estimate was biased by about 1 SE (coverage 0.80).
 _PUBLIC_HEAD_START = True
+#: Whether, below alpha = 1, the noise guard of the CV-ridge fits spares the adaptive
+#: sieve's purely public functions: it is added to the private functions' diagonal
+#: (``guard_lift``) instead of flooring the ridge of all of them. The guard sits at the
+#: privatisation noise of the Gram matrix, which public functions do not carry; a common
+#: floor shrank the public directions of both fits alike, the product bias of
+#: ``public_overlap`` (a public confounder with poor overlap). A research switch of the
+#: validation suite (``--common-guard``).
+_PUBLIC_UNGUARDED = True
 #: Compute cap on the adaptive sieve (the sufficient statistics cost O(n J^2)).
 _SIEVE_MAX_BASIS = 160
 #: Grid size of single-index reference expectations (interpolation error reported).
@@ -149,6 +158,24 @@ def public_head_start(alpha: float) -> int:
     [0, 1, 2, 3]
     """
     return int(min(3, round(-2.0 * np.log2(alpha))))
+
+
+def noiseless_functions(
+    basis: PolynomialBasis | SieveBasis, alpha: float
+) -> np.ndarray | None:
+    r"""Sieve functions whose Gram entries carry no privatisation noise, or ``None``.
+
+    Below ``alpha = 1``, the adaptive sieve's constant and purely public functions
+    (:attr:`~privinfer.nuisance.sieve.SieveBasis.public_only`): their Gram entries are
+    ordinary sample moments, so the noise guard of the CV-ridge fits spares them
+    (:func:`~privinfer.nuisance.regularize.guard_lift`). ``None`` (one guard for all) at
+    ``alpha = 1``, where no entry carries privatisation noise, for a fixed polynomial
+    basis, and without public functions.
+    """
+    if not _PUBLIC_UNGUARDED or alpha >= 1 or not isinstance(basis, SieveBasis):
+        return None
+    mask = basis.public_only
+    return mask if mask.sum() > 1 else None
 
 
 def choose_basis(
@@ -268,6 +295,7 @@ def fit_series(
     like: SeriesFits | None = None,
     with_loose: bool | None = None,
     interactions: Sequence[bool] | None = None,
+    noiseless: np.ndarray | None = None,
 ) -> SeriesFits:
     r"""Outcome and Riesz fits of every fold, each with its own private-CV sieve and ridge.
 
@@ -285,6 +313,8 @@ def fit_series(
     ``interactions``: which candidates hold the sieve's interaction block; with
     ``_INTERACTION_MARGIN`` set and ``alpha < 1`` they must beat the others by that many
     fold SEs of the paired CV-loss difference.
+    ``noiseless``: basis functions without privatisation noise, which the noise guard of
+    the CV-ridge fits spares (:func:`noiseless_functions`); ignored with a fixed ridge.
     """
     F, L = st.cnt.shape
     held = held_out_fits(st, levels, mean, R, alpha)
@@ -316,6 +346,7 @@ def fit_series(
             G[k], rhs, n_rows, mask, candidates=cands, fixed_ridge=fixed,
             noise_share=1.0 - alpha, with_loose=loose, spectra_cache=spectra[k],
             margins=margins if cands is candidates else None,
+            noiseless=noiseless,
         )  # fmt: skip
 
     def before(group: str, i: int) -> CrossFitFits | None:

@@ -100,6 +100,7 @@ from privinfer.models._nuisances import (
     choose_basis,
     fit_series,
     kernel_outcome,
+    noiseless_functions,
     propensity_riesz,
     series_outcome,
     series_riesz,
@@ -738,6 +739,7 @@ class TreatmentModel:
 
         # the sieve's candidates, listed once for the fit and every bootstrap refit
         cands = basis.candidates() if isinstance(basis, SieveBasis) else None
+        noiseless = noiseless_functions(basis, self.mechanism.alpha)
 
         def refit(
             st: FoldStats, like: SeriesFits | None = None, loose: bool | None = None
@@ -759,6 +761,7 @@ class TreatmentModel:
                 odds=self._odds,
                 like=like,
                 with_loose=loose,
+                noiseless=noiseless,
             )
 
         # pass 1: per fold x arm sufficient statistics (per fold x block x arm when the

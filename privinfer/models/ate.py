@@ -92,9 +92,9 @@ class PrivateATE(TreatmentModel):
         ``alpha = 1`` on 16 validation designs (24 design-alpha pairs, n = 4000, the same
         releases), splitting made the estimates less spread in 60 of 96 cells and the
         intervals a median 5% shorter, and it removed most of the bias under strong
-        confounding through a private covariate; but with half the rows each fit is regularised harder where
-        the data are sparse, and the biases in skewed tails and under a public overlap
-        problem grew (88 of 96 cells pass without it, 82 with it).
+        confounding through a private covariate; but with half the rows each fit is
+        regularised harder where the data are sparse, and the biases in skewed tails and
+        under a public overlap problem grew (88 of 96 cells pass without it, 82 with it).
     cluster : str or list of str, optional
         Public cluster column (or two, for two-way clustering). Whole clusters of the
         first column are kept within folds (each cluster dealt by its majority treatment

@@ -50,6 +50,8 @@ __all__ = [
     "cv_spectral",
     "fit_crossfit",
     "gram_noise",
+    "guard_lift",
+    "guarded_of",
     "loosest_plausible",
     "noise_guard",
     "orthonormalizer",
@@ -203,6 +205,7 @@ def noise_guard(
     mask: np.ndarray,
     G_train: FloatArray,
     share: float = 1.0,
+    guarded: np.ndarray | None = None,
 ) -> float:
     r"""Smallest ridge that lifts the training Gram matrix above its own sampling noise.
 
@@ -219,6 +222,14 @@ def noise_guard(
     privatisation's share :math:`1 - \alpha` (at ``alpha = 1`` the Gram matrix is an
     ordinary positive semi-definite one and sampling noise needs no guard).
 
+    With ``guarded`` (a mask over ``idx``: the functions that carry privatisation noise,
+    e.g. not the constant and purely public functions) the guard is an *extra* penalty on
+    those functions alone: the noise :math:`\nu` is measured on the constant and the
+    guarded functions, and the smallest eigenvalue is that of the guarded block's Schur
+    complement given the others (their innovations), so that :math:`G + g\,D_{guarded}`
+    clears the noise in every direction that has a guarded part
+    (:func:`guard_lift`).
+
     Examples
     --------
     >>> G = np.stack([np.eye(2) * (1 + e) for e in (0.1, -0.1, 0.05, -0.05)])
@@ -226,9 +237,52 @@ def noise_guard(
     ...             np.eye(2))
     0.0
     """
+    if guarded is not None:
+        gpos = np.flatnonzero(guarded)
+        nu = gram_noise(G_folds, n_rows, idx[np.r_[0, gpos]], mask)
+        S = _innovation_block(_check_sym(G_train[np.ix_(idx, idx)], "noise_guard"), guarded)
+        lam_min = np.inf if S is None else float(np.linalg.eigvalsh(S)[0])
+        return max(0.0, NOISE_GUARD * share * nu - lam_min)
     nu = gram_noise(G_folds, n_rows, idx, mask)
     lam_min = float(np.linalg.eigvalsh(_penalised_block(G_train[np.ix_(idx, idx)]))[0])
     return max(0.0, NOISE_GUARD * share * nu - lam_min)
+
+
+def _innovation_block(G: FloatArray, guarded: np.ndarray) -> FloatArray | None:
+    """Schur complement of the unguarded block of ``G`` on the guarded positions, or
+    ``None`` when the unguarded block is not positive definite.
+    """
+    g = np.asarray(guarded, dtype=bool)
+    Guu = G[np.ix_(~g, ~g)]
+    Ggu = G[np.ix_(g, ~g)]
+    try:
+        Lc = np.linalg.cholesky(Guu)
+    except np.linalg.LinAlgError:
+        return None
+    K = np.linalg.solve(Lc, Ggu.T)
+    S = G[np.ix_(g, g)] - K.T @ K
+    return 0.5 * (S + S.T)
+
+
+def guard_lift(G: FloatArray, guard: float, guarded: np.ndarray | None) -> FloatArray:
+    r"""``G`` with the noise guard added to the diagonal of the guarded functions.
+
+    The fits then solve :math:`(G + g D_{guarded} + \lambda D)\theta = r`: the guard
+    :math:`g` (:func:`noise_guard` with ``guarded``) penalises only the functions that
+    carry privatisation noise, and the CV ridge :math:`\lambda` all but the constant.
+    Without ``guarded``, ``G`` itself (the guard is then a floor on :math:`\lambda`).
+
+    Examples
+    --------
+    >>> guard_lift(np.eye(3), 0.5, np.array([False, False, True])).diagonal().tolist()
+    [1.0, 1.0, 1.5]
+    """
+    if guarded is None or guard <= 0:
+        return G
+    out = np.array(G, dtype=float, copy=True)
+    pos = np.flatnonzero(guarded)
+    out[pos, pos] += guard
+    return out
 
 
 def orthonormalizer(G: FloatArray, shift: float = 0.0) -> FloatArray:
@@ -387,6 +441,7 @@ def _cv_losses_loop(
     const: FloatArray,
     min_ridge: float,
     noise_share: float,
+    guarded: np.ndarray | None = None,
 ) -> tuple[FloatArray, IntArray, FloatArray, FloatArray]:
     """Held-out losses (ridges x folds) of one candidate, fold by fold.
 
@@ -404,9 +459,10 @@ def _cv_losses_loop(
         scale[f] = _penalised_scale(Gs)
         guard = min_ridge
         if noise_share > 0:
-            guard = max(guard, noise_guard(G_folds, n_rows, idx, np.arange(F) != f, Gt,
-                                           noise_share))  # fmt: skip
-        coefs, fl = ridge_path(Gs, rt[idx], np.maximum(rel * scale[f], guard))
+            g = noise_guard(G_folds, n_rows, idx, np.arange(F) != f, Gt, noise_share, guarded)
+            guard = max(guard, g) if guarded is None else guard
+        Gfit = Gs if guarded is None or noise_share <= 0 else guard_lift(Gs, g, guarded)
+        coefs, fl = ridge_path(Gfit, rt[idx], np.maximum(rel * scale[f], guard))
         floored += fl
         Gf = G_folds[f][np.ix_(idx, idx)]
         rf = rhs_folds[f][idx]
@@ -432,6 +488,9 @@ class _FoldSpectra:
     scale: FloatArray
     guard: FloatArray
     G_held: FloatArray
+    #: with ``guarded``: each fold's guard on the penalised coefficients (F, j - 1), added
+    #: to the Gram matrix (:func:`guard_lift`) instead of flooring the ridge
+    lift: FloatArray | None = None
 
 
 @dataclass
@@ -445,10 +504,10 @@ class SpectraCache:
     mask, noise share, smallest ridge). Valid for one ``G_folds`` and ``n_rows`` only.
     """
 
-    spectra: dict[tuple[bytes, float, float], _FoldSpectra | None] = field(
+    spectra: dict[tuple[bytes, float, float, bytes], _FoldSpectra | None] = field(
         default_factory=dict
     )
-    guards: dict[tuple[bytes, bytes, float, float], float] = field(default_factory=dict)
+    guards: dict[tuple[bytes, bytes, float, float, bytes], float] = field(default_factory=dict)
 
 
 def _fold_spectra(
@@ -458,17 +517,39 @@ def _fold_spectra(
     idx: IntArray,
     min_ridge: float,
     noise_share: float,
+    guarded: np.ndarray | None = None,
 ) -> _FoldSpectra | None:
     """Every training fold's spectrum of sub-basis ``idx`` in one batched
     eigendecomposition (the constant profiled out of each training Gram matrix, the
     :func:`noise_guard` from the same eigenvalues); ``None`` when some training matrix
-    has no positive constant entry (:func:`_cv_losses_loop` handles that case).
+    has no positive constant entry (:func:`_cv_losses_loop` handles that case). With
+    ``guarded`` the guard lifts the guarded functions' diagonal first (:func:`guard_lift`;
+    ``None`` also when an unguarded block is not positive definite).
     """
     F, j = n_rows.size, idx.size
     At = G_train[:, idx][:, :, idx]
     Gs = 0.5 * (At + At.transpose(0, 2, 1))
     if j < 2 or np.any(Gs[:, 0, 0] <= 0):
         return None
+    lift = None
+    if guarded is not None and noise_share > 0:
+        gpos = np.flatnonzero(guarded)
+        u = ~np.asarray(guarded, dtype=bool)
+        try:
+            Lc = np.linalg.cholesky(Gs[:, u][:, :, u])
+        except np.linalg.LinAlgError:
+            return None
+        K = np.linalg.solve(Lc, Gs[:, u][:, :, gpos])
+        Sg = Gs[:, gpos][:, :, gpos] - K.transpose(0, 2, 1) @ K
+        lam_g = np.linalg.eigvalsh(0.5 * (Sg + Sg.transpose(0, 2, 1)))[:, 0]
+        sub_g = G_folds[:, idx[np.r_[0, gpos]]][:, :, idx[np.r_[0, gpos]]]
+        nu = _noise_norm(sub_g, n_rows, n_rows.sum() - n_rows)
+        g = np.maximum(0.0, NOISE_GUARD * noise_share * nu - lam_g)
+        lift = g[:, None] * np.asarray(guarded, dtype=float)[None, 1:]
+        diag = np.arange(1, j)
+        scale0 = _batched_scale(Gs)
+        Gs = Gs.copy()
+        Gs[:, diag, diag] += lift
     g00, g10 = Gs[:, 0, 0], Gs[:, 1:, 0]
     S = Gs[:, 1:, 1:] - g10[:, :, None] * g10[:, None, :] / g00[:, None, None]
     S = 0.5 * (S + S.transpose(0, 2, 1))
@@ -476,10 +557,19 @@ def _fold_spectra(
     scale = np.maximum(np.trace(S, axis1=1, axis2=2) / (j - 1), np.finfo(float).tiny)
     guard = np.full(F, float(min_ridge))
     sub = G_folds[:, idx][:, :, idx]
+    if lift is not None:
+        return _FoldSpectra(g00, g10, lam, U, scale0, guard, sub, lift)
     if noise_share > 0:
         nu = _noise_norm(sub, n_rows, n_rows.sum() - n_rows)  # leave-one-fold-out sets
         guard = np.maximum(guard, np.maximum(0.0, NOISE_GUARD * noise_share * nu - lam[:, 0]))
     return _FoldSpectra(g00, g10, lam, U, scale, guard, sub)
+
+
+def _batched_scale(Gs: FloatArray) -> FloatArray:
+    """:func:`_penalised_scale` of every matrix of a stack (positive constant entries)."""
+    g00, g10 = Gs[:, 0, 0], Gs[:, 1:, 0]
+    tr = np.trace(Gs[:, 1:, 1:], axis1=1, axis2=2) - (g10 * g10).sum(axis=1) / g00
+    return np.maximum(tr / (Gs.shape[1] - 1), np.finfo(float).tiny)
 
 
 def _cv_losses_batched(
@@ -513,6 +603,8 @@ def _cv_losses_batched(
     losses = (const[:, None] + quad - 2 * (coefs @ rf[:, :, None])[:, :, 0]).T
     # G theta = r - lambda (0, b): the ridge energy is lambda |b|^2 and the fit energy the rest
     penalty_energy = (ridges * (b * b).sum(axis=2)).T
+    if sp.lift is not None:  # the guard's energy on the guarded coefficients
+        penalty_energy = penalty_energy + ((b * b) @ sp.lift[:, :, None])[:, :, 0].T
     fit_energy = (coefs @ rt[:, :, None])[:, :, 0].T - penalty_energy
     return losses, floored, scale, _penalty_share(fit_energy, penalty_energy, n_rows)
 
@@ -550,6 +642,7 @@ def cv_spectral(
     extrapolation_limit: float = EXTRAPOLATION_LIMIT,
     spectra_cache: SpectraCache | None = None,
     margins: Sequence[float] | None = None,
+    noiseless: np.ndarray | None = None,
 ) -> SpectralChoice:
     r"""Choose a sub-basis and a ridge by the private held-out loss.
 
@@ -599,6 +692,12 @@ def cv_spectral(
         standard errors of the *paired* difference of their held-out losses (a family
         of richer sub-bases that must improve on every fold, not on average by chance).
         Default: no margins.
+    noiseless : ndarray of bool, shape (J,), optional
+        Basis functions whose Gram entries carry no privatisation noise (the models pass
+        the purely public sieve functions below ``alpha = 1``). The :func:`noise_guard`
+        then penalises only the others, on top of the CV ridge (:func:`guard_lift`),
+        instead of flooring the ridge of every function. Default: every function is
+        guarded.
 
     Returns
     -------
@@ -693,18 +792,19 @@ def cv_spectral(
     r_train = W @ rhs_folds
     per: list[tuple[FloatArray, IntArray, FloatArray, FloatArray]] = []
     for idx in cands:
-        key = (idx.tobytes(), float(min_ridge), float(noise_share))
+        gm = guarded_of(idx, noiseless)
+        key = (idx.tobytes(), float(min_ridge), float(noise_share), _mask_key(gm))
         if spectra_cache is not None and key in spectra_cache.spectra:
             sp = spectra_cache.spectra[key]
         else:
-            sp = _fold_spectra(G_folds, n_rows, G_train, idx, min_ridge, noise_share)
+            sp = _fold_spectra(G_folds, n_rows, G_train, idx, min_ridge, noise_share, gm)
             if spectra_cache is not None:
                 spectra_cache.spectra[key] = sp
         if sp is not None:
             per.append(_cv_losses_batched(sp, rhs_folds, n_rows, r_train, idx, rel, const))
         else:
             per.append(_cv_losses_loop(
-                G_folds, rhs_folds, n_rows, idx, rel, const, min_ridge, noise_share
+                G_folds, rhs_folds, n_rows, idx, rel, const, min_ridge, noise_share, gm
             ))  # fmt: skip
     # every candidate's (ridge x fold) losses at once: shape (C, R, F)
     losses = np.stack([p[0] for p in per])
@@ -755,6 +855,31 @@ def cv_spectral(
     pos = np.maximum(lam_all, 0.0)
     shrink = float(np.mean(pos / np.maximum(pos + ridge, np.finfo(float).tiny)))
     return SpectralChoice(ci, idx, ridge, float(rel[r]), loss, columns, shrink)
+
+
+def guarded_of(idx: IntArray, noiseless: np.ndarray | None) -> np.ndarray | None:
+    """Which functions of sub-basis ``idx`` the noise guard penalises (a mask over its
+    positions), or ``None`` for the common guard: no ``noiseless`` mask, or none or all of
+    the sub-basis's non-constant functions guarded.
+
+    Examples
+    --------
+    >>> guarded_of(np.array([0, 1, 3]), np.array([True, False, True, True])).tolist()
+    [False, True, False]
+    >>> guarded_of(np.array([0, 1]), np.array([True, False, True, True])) is None
+    True
+    """
+    if noiseless is None:
+        return None
+    g = ~np.asarray(noiseless, dtype=bool)[np.asarray(idx, dtype=np.int64)]
+    g[0] = False  # the constant is never penalised
+    if not g.any() or g[1:].all():
+        return None
+    return g
+
+
+def _mask_key(mask: np.ndarray | None) -> bytes:
+    return b"" if mask is None else np.packbits(mask).tobytes() + bytes([mask.size % 8])
 
 
 def _paired_margins(
@@ -920,6 +1045,7 @@ def fit_crossfit(
     with_loose: bool = True,
     spectra_cache: SpectraCache | None = None,
     margins: Sequence[float] | None = None,
+    noiseless: np.ndarray | None = None,
 ) -> CrossFitFits:
     r"""Choose sieve and ridge of one nuisance by private CV, then fit it for every fold.
 
@@ -950,6 +1076,8 @@ def fit_crossfit(
         Passed to :func:`cv_spectral`; also keeps each fold's noise guard.
     margins : sequence of float, optional
         As in :func:`cv_spectral`.
+    noiseless : ndarray of bool, shape (J,), optional
+        As in :func:`cv_spectral` (used with a CV choice only).
 
     Returns
     -------
@@ -978,6 +1106,7 @@ def fit_crossfit(
             G_folds, rhs_folds, n_rows, candidates=candidates, ridges=ridges,
             const_folds=const_folds, min_ridge=min_ridge, se_penalty=se_penalty,
             noise_share=noise_share, spectra_cache=spectra_cache, margins=margins,
+            noiseless=noiseless,
         )  # fmt: skip
         subset, rel = choice.subset, choice.relative_ridge
     else:
@@ -990,24 +1119,34 @@ def fit_crossfit(
     n_floored = 0
     needed = 0.0
 
-    def guard_of(idx: IntArray, mask: np.ndarray, Gt: FloatArray) -> float:
-        """Smallest ridge of a fit on ``idx``: its noise guard, at least ``min_ridge``."""
+    nl = noiseless if choice is not None else None
+
+    def guard_of(idx: IntArray, mask: np.ndarray, Gt: FloatArray) -> tuple[float, float]:
+        """Smallest ridge of a fit on ``idx`` (its noise guard, at least ``min_ridge``)
+        and the guard added to its guarded functions instead (:func:`guard_lift`; 0.0
+        without ``noiseless``).
+        """
         if noise_share <= 0:
-            return min_ridge
-        key = (np.asarray(idx, np.int64).tobytes(), mask.tobytes(), noise_share, min_ridge)
+            return min_ridge, 0.0
+        gm = guarded_of(idx, nl)
+        key = (
+            np.asarray(idx, np.int64).tobytes(), mask.tobytes(), noise_share, min_ridge,
+            _mask_key(gm),
+        )  # fmt: skip
         if spectra_cache is not None and key in spectra_cache.guards:
-            return spectra_cache.guards[key]
-        guard = max(min_ridge, noise_guard(G_folds, n_rows, idx, mask, Gt, noise_share))
-        if spectra_cache is not None:
-            spectra_cache.guards[key] = guard
-        return guard
+            g = spectra_cache.guards[key]
+        else:
+            g = noise_guard(G_folds, n_rows, idx, mask, Gt, noise_share, gm)
+            if spectra_cache is not None:
+                spectra_cache.guards[key] = g
+        return (max(min_ridge, g), 0.0) if gm is None else (min_ridge, g)
 
     for f in range(F):
         Gt, rt = train_average(G_folds, rhs_folds, n_rows, np.asarray(train_masks[f], bool))
         Gs = Gt[np.ix_(subset, subset)]
         scale = _penalised_scale(Gs)
         mask = np.asarray(train_masks[f], bool)
-        guard = guard_of(subset, mask, Gt)
+        guard, lift = guard_of(subset, mask, Gt)
         if noise_share > 0 and choice is None and rel * scale < guard:
             needed = max(needed, guard / scale)
         # a fixed ridge is the user's: used as given (the guard only floors the looser
@@ -1018,13 +1157,16 @@ def fit_crossfit(
             lams.append(max(lam / loosen, guard))
         elif loose_pair is not None and not richer:
             lams.append(max(loose_pair[1] * scale, guard))
-        path, fl = ridge_path(Gs, rt[subset], lams)
+        Gfit = guard_lift(Gs, lift, guarded_of(subset, nl))
+        path, fl = ridge_path(Gfit, rt[subset], lams)
         coefs[f, subset] = path[0]
         n_floored += int(fl[0])
         if len(lams) == 2:
             loose[f, subset] = path[1]
         elif richer:  # its own scale and noise guard
             Gl = Gt[np.ix_(loose_subset, loose_subset)]
-            lam_l = max(loose_pair[1] * _penalised_scale(Gl), guard_of(loose_subset, mask, Gt))
+            guard_l, lift_l = guard_of(loose_subset, mask, Gt)
+            lam_l = max(loose_pair[1] * _penalised_scale(Gl), guard_l)
+            Gl = guard_lift(Gl, lift_l, guarded_of(loose_subset, nl))
             loose[f, loose_subset] = ridge_path(Gl, rt[loose_subset], [lam_l])[0][0]
     return CrossFitFits(coefs, loose, choice, rel, n_floored, needed)

@@ -616,6 +616,16 @@ class SieveBasis:
         return any(self.atoms[a][0] >= self.n_private for f in self.functions for a in f)
 
     @property
+    def public_only(self) -> np.ndarray:
+        """Which basis functions are the constant or depend on public columns alone.
+
+        They carry no privatisation noise: below ``alpha = 1`` the noise guard of the
+        models' ridge fits spares them (:func:`privinfer.nuisance.regularize.guard_lift`).
+        """
+        k = self.n_private
+        return np.array([all(self.atoms[a][0] >= k for a in f) for f in self.functions])
+
+    @property
     def degree(self) -> str:
         """A short description (for summaries)."""
         inter = any(lv < 0 for lv in self.level)

@@ -317,3 +317,17 @@ def test_public_lead_is_zero_at_alpha_one():
     assert public_head_start(1.0) == 0
     assert public_head_start(0.7) == 1 and public_head_start(0.5) == 2
     assert public_head_start(0.1) == 3
+
+
+def test_public_only_functions_are_spared_by_the_guard_below_alpha_one():
+    from privinfer.models._nuisances import noiseless_functions
+
+    rng = np.random.default_rng(2)
+    w = rng.normal(size=(500, 1))
+    names = ("x1", "x2", "w")
+    b = _basis(0.5, public=w, groups=((0, 1), (2,)), names=names, max_level=4)
+    public = {nm for nm, p in zip(b.names, b.public_only, strict=True) if p}
+    assert public == {"1", "w", "P2(w)", "P3(w)", "B(w; +0)"}
+    assert noiseless_functions(b, 1.0) is None  # alpha = 1: one guard for all
+    assert np.array_equal(noiseless_functions(b, 0.5), b.public_only)
+    assert noiseless_functions(_basis(0.5), 0.5) is None  # no public function
