@@ -93,6 +93,8 @@ TIE_RTOL = 1e-9
 EXTRAPOLATION_LIMIT = 1.0
 #: Last-resort floor of ``lambda_j + lambda``, relative to the mean absolute eigenvalue.
 _LAST_RESORT = 1e-10
+#: Relative cut-off of the pseudo-inverse of the unguarded block (:func:`noise_guard`).
+_PINV_RCOND = 1e-10
 
 
 def _check_sym(G: FloatArray, owner: str) -> FloatArray:
@@ -241,27 +243,31 @@ def noise_guard(
         gpos = np.flatnonzero(guarded)
         nu = gram_noise(G_folds, n_rows, idx[np.r_[0, gpos]], mask)
         S = _innovation_block(_check_sym(G_train[np.ix_(idx, idx)], "noise_guard"), guarded)
-        lam_min = np.inf if S is None else float(np.linalg.eigvalsh(S)[0])
+        lam_min = float(np.linalg.eigvalsh(S)[0])
         return max(0.0, NOISE_GUARD * share * nu - lam_min)
     nu = gram_noise(G_folds, n_rows, idx, mask)
     lam_min = float(np.linalg.eigvalsh(_penalised_block(G_train[np.ix_(idx, idx)]))[0])
     return max(0.0, NOISE_GUARD * share * nu - lam_min)
 
 
-def _innovation_block(G: FloatArray, guarded: np.ndarray) -> FloatArray | None:
-    """Schur complement of the unguarded block of ``G`` on the guarded positions, or
-    ``None`` when the unguarded block is not positive definite.
+def _innovation_block(G: FloatArray, guarded: np.ndarray) -> FloatArray:
+    """Schur complement of the unguarded block of ``G`` on the guarded positions (with
+    its pseudo-inverse: a public function without rows of a treatment arm leaves a zero
+    direction there).
     """
     g = np.asarray(guarded, dtype=bool)
-    Guu = G[np.ix_(~g, ~g)]
-    Ggu = G[np.ix_(g, ~g)]
-    try:
-        Lc = np.linalg.cholesky(Guu)
-    except np.linalg.LinAlgError:
-        return None
-    K = np.linalg.solve(Lc, Ggu.T)
-    S = G[np.ix_(g, g)] - K.T @ K
-    return 0.5 * (S + S.T)
+    return _innovations(G[None], g)[0]
+
+
+def _innovations(Gs: FloatArray, guarded: np.ndarray) -> FloatArray:
+    """:func:`_innovation_block` of every matrix of a stack (F, j, j)."""
+    u = ~guarded
+    Guu = Gs[:, u][:, :, u]
+    Gug = Gs[:, u][:, :, guarded]
+    S = Gs[:, guarded][:, :, guarded] - Gug.transpose(0, 2, 1) @ (
+        np.linalg.pinv(Guu, rcond=_PINV_RCOND, hermitian=True) @ Gug
+    )
+    return 0.5 * (S + S.transpose(0, 2, 1))
 
 
 def guard_lift(G: FloatArray, guard: float, guarded: np.ndarray | None) -> FloatArray:
@@ -523,8 +529,7 @@ def _fold_spectra(
     eigendecomposition (the constant profiled out of each training Gram matrix, the
     :func:`noise_guard` from the same eigenvalues); ``None`` when some training matrix
     has no positive constant entry (:func:`_cv_losses_loop` handles that case). With
-    ``guarded`` the guard lifts the guarded functions' diagonal first (:func:`guard_lift`;
-    ``None`` also when an unguarded block is not positive definite).
+    ``guarded`` the guard lifts the guarded functions' diagonal first (:func:`guard_lift`).
     """
     F, j = n_rows.size, idx.size
     At = G_train[:, idx][:, :, idx]
@@ -534,14 +539,7 @@ def _fold_spectra(
     lift = None
     if guarded is not None and noise_share > 0:
         gpos = np.flatnonzero(guarded)
-        u = ~np.asarray(guarded, dtype=bool)
-        try:
-            Lc = np.linalg.cholesky(Gs[:, u][:, :, u])
-        except np.linalg.LinAlgError:
-            return None
-        K = np.linalg.solve(Lc, Gs[:, u][:, :, gpos])
-        Sg = Gs[:, gpos][:, :, gpos] - K.transpose(0, 2, 1) @ K
-        lam_g = np.linalg.eigvalsh(0.5 * (Sg + Sg.transpose(0, 2, 1)))[:, 0]
+        lam_g = np.linalg.eigvalsh(_innovations(Gs, np.asarray(guarded, dtype=bool)))[:, 0]
         sub_g = G_folds[:, idx[np.r_[0, gpos]]][:, :, idx[np.r_[0, gpos]]]
         nu = _noise_norm(sub_g, n_rows, n_rows.sum() - n_rows)
         g = np.maximum(0.0, NOISE_GUARD * noise_share * nu - lam_g)
