@@ -279,6 +279,20 @@ class SeriesFits:
         return out
 
 
+def _flags_of(
+    cands: list[IntArray] | None,
+    candidates: list[IntArray] | None,
+    flags: Sequence[bool] | None,
+) -> list[bool] | None:
+    """``flags`` (one per candidate) for the sub-list ``cands`` of ``candidates``."""
+    if flags is None or cands is None or candidates is None:
+        return None
+    if cands is candidates:
+        return list(flags)
+    pos = {c.tobytes(): i for i, c in enumerate(candidates)}
+    return [bool(flags[pos[c.tobytes()]]) for c in cands]
+
+
 def fit_series(
     st: FoldStats,
     levels: list[object],
@@ -296,6 +310,7 @@ def fit_series(
     with_loose: bool | None = None,
     interactions: Sequence[bool] | None = None,
     noiseless: np.ndarray | None = None,
+    public_lead: Sequence[bool] | None = None,
 ) -> SeriesFits:
     r"""Outcome and Riesz fits of every fold, each with its own private-CV sieve and ridge.
 
@@ -314,7 +329,9 @@ def fit_series(
     ``_INTERACTION_MARGIN`` set and ``alpha < 1`` they must beat the others by that many
     fold SEs of the paired CV-loss difference.
     ``noiseless``: basis functions without privatisation noise, which the noise guard of
-    the CV-ridge fits spares (:func:`noiseless_functions`); ignored with a fixed ridge.
+    the CV-ridge fits spares (:func:`noiseless_functions`) in the candidates flagged in
+    ``public_lead`` (those whose public columns lead; default: every candidate); ignored
+    with a fixed ridge.
     """
     F, L = st.cnt.shape
     held = held_out_fits(st, levels, mean, R, alpha)
@@ -346,7 +363,7 @@ def fit_series(
             G[k], rhs, n_rows, mask, candidates=cands, fixed_ridge=fixed,
             noise_share=1.0 - alpha, with_loose=loose, spectra_cache=spectra[k],
             margins=margins if cands is candidates else None,
-            noiseless=noiseless,
+            noiseless=noiseless, spare=_flags_of(cands, candidates, public_lead),
         )  # fmt: skip
 
     def before(group: str, i: int) -> CrossFitFits | None:

@@ -762,6 +762,9 @@ class TreatmentModel:
                 like=like,
                 with_loose=loose,
                 noiseless=noiseless,
+                public_lead=None
+                if cands is None
+                else [", public +" in d for d, _ in cands],
             )
 
         # pass 1: per fold x arm sufficient statistics (per fold x block x arm when the

@@ -641,6 +641,7 @@ def cv_spectral(
     spectra_cache: SpectraCache | None = None,
     margins: Sequence[float] | None = None,
     noiseless: np.ndarray | None = None,
+    spare: Sequence[bool] | None = None,
 ) -> SpectralChoice:
     r"""Choose a sub-basis and a ridge by the private held-out loss.
 
@@ -696,6 +697,10 @@ def cv_spectral(
         then penalises only the others, on top of the CV ridge (:func:`guard_lift`),
         instead of flooring the ridge of every function. Default: every function is
         guarded.
+    spare : sequence of bool, optional
+        One flag per candidate: whether ``noiseless`` applies to it (the models spare the
+        public functions of the candidates whose public columns lead, and keep the common
+        guard for the others). Default: every candidate.
 
     Returns
     -------
@@ -789,8 +794,8 @@ def cv_spectral(
     G_train = np.einsum("fg,gij->fij", W, G_folds)
     r_train = W @ rhs_folds
     per: list[tuple[FloatArray, IntArray, FloatArray, FloatArray]] = []
-    for idx in cands:
-        gm = guarded_of(idx, noiseless)
+    for c, idx in enumerate(cands):
+        gm = guarded_of(idx, noiseless if spare is None or spare[c] else None)
         key = (idx.tobytes(), float(min_ridge), float(noise_share), _mask_key(gm))
         if spectra_cache is not None and key in spectra_cache.spectra:
             sp = spectra_cache.spectra[key]
@@ -1044,6 +1049,7 @@ def fit_crossfit(
     spectra_cache: SpectraCache | None = None,
     margins: Sequence[float] | None = None,
     noiseless: np.ndarray | None = None,
+    spare: Sequence[bool] | None = None,
 ) -> CrossFitFits:
     r"""Choose sieve and ridge of one nuisance by private CV, then fit it for every fold.
 
@@ -1074,7 +1080,7 @@ def fit_crossfit(
         Passed to :func:`cv_spectral`; also keeps each fold's noise guard.
     margins : sequence of float, optional
         As in :func:`cv_spectral`.
-    noiseless : ndarray of bool, shape (J,), optional
+    noiseless, spare : optional
         As in :func:`cv_spectral` (used with a CV choice only).
 
     Returns
@@ -1104,7 +1110,7 @@ def fit_crossfit(
             G_folds, rhs_folds, n_rows, candidates=candidates, ridges=ridges,
             const_folds=const_folds, min_ridge=min_ridge, se_penalty=se_penalty,
             noise_share=noise_share, spectra_cache=spectra_cache, margins=margins,
-            noiseless=noiseless,
+            noiseless=noiseless, spare=spare,
         )  # fmt: skip
         subset, rel = choice.subset, choice.relative_ridge
     else:
@@ -1117,9 +1123,18 @@ def fit_crossfit(
     n_floored = 0
     needed = 0.0
 
-    nl = noiseless if choice is not None else None
+    def spared(c: int) -> np.ndarray | None:
+        """The ``noiseless`` mask where candidate ``c`` spares its public functions."""
+        if choice is None or (spare is not None and not spare[c]):
+            return None
+        return noiseless
 
-    def guard_of(idx: IntArray, mask: np.ndarray, Gt: FloatArray) -> tuple[float, float]:
+    nl = spared(choice.candidate) if choice is not None else None
+    nl_loose = spared(loose_pair[0]) if richer else nl
+
+    def guard_of(
+        idx: IntArray, mask: np.ndarray, Gt: FloatArray, nl: np.ndarray | None
+    ) -> tuple[float, float]:
         """Smallest ridge of a fit on ``idx`` (its noise guard, at least ``min_ridge``)
         and the guard added to its guarded functions instead (:func:`guard_lift`; 0.0
         without ``noiseless``).
@@ -1144,7 +1159,7 @@ def fit_crossfit(
         Gs = Gt[np.ix_(subset, subset)]
         scale = _penalised_scale(Gs)
         mask = np.asarray(train_masks[f], bool)
-        guard, lift = guard_of(subset, mask, Gt)
+        guard, lift = guard_of(subset, mask, Gt, nl)
         if noise_share > 0 and choice is None and rel * scale < guard:
             needed = max(needed, guard / scale)
         # a fixed ridge is the user's: used as given (the guard only floors the looser
@@ -1163,8 +1178,8 @@ def fit_crossfit(
             loose[f, subset] = path[1]
         elif richer:  # its own scale and noise guard
             Gl = Gt[np.ix_(loose_subset, loose_subset)]
-            guard_l, lift_l = guard_of(loose_subset, mask, Gt)
+            guard_l, lift_l = guard_of(loose_subset, mask, Gt, nl_loose)
             lam_l = max(loose_pair[1] * _penalised_scale(Gl), guard_l)
-            Gl = guard_lift(Gl, lift_l, guarded_of(loose_subset, nl))
+            Gl = guard_lift(Gl, lift_l, guarded_of(loose_subset, nl_loose))
             loose[f, loose_subset] = ridge_path(Gl, rt[loose_subset], [lam_l])[0][0]
     return CrossFitFits(coefs, loose, choice, rel, n_floored, needed)
