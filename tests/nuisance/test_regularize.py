@@ -467,3 +467,20 @@ def test_guarded_spectra_batched_equal_fold_by_fold():
     loop = _cv_losses_loop(G, c, nr, idx, rel, np.zeros(F), 0.0, 0.5, guarded)
     for a, b in zip(batched, loop, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def test_spare_flags_keep_the_common_guard_for_unflagged_candidates():
+    # candidates not flagged in ``spare`` are fitted exactly as without ``noiseless``;
+    # the flagged one differs (its guard lifts only the private functions)
+    rng = np.random.default_rng(24)
+    n, F = 4000, 5
+    G, c = _public_private_fold_stats(rng, n, F, 1.0)
+    nr = np.full(F, n / F)
+    noiseless = np.array([True, True, True, False, False])
+    cands = [np.array([0, 1, 3]), np.arange(5)]
+    flagged = cv_spectral(G, c, nr, candidates=cands, noise_share=0.5, noiseless=noiseless,
+                          spare=[False, True]).table  # fmt: skip
+    common = cv_spectral(G, c, nr, candidates=cands, noise_share=0.5).table
+    first = flagged.candidate == 0
+    pd.testing.assert_frame_equal(flagged[first], common[first], check_exact=True)
+    assert not np.allclose(flagged.loss[~first], common.loss[~first])
