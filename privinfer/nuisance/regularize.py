@@ -264,9 +264,13 @@ def _innovations(Gs: FloatArray, guarded: np.ndarray) -> FloatArray:
     u = ~guarded
     Guu = Gs[:, u][:, :, u]
     Gug = Gs[:, u][:, :, guarded]
-    S = Gs[:, guarded][:, :, guarded] - Gug.transpose(0, 2, 1) @ (
-        np.linalg.pinv(Guu, rcond=_PINV_RCOND, hermitian=True) @ Gug
-    )
+    try:  # Cholesky where every unguarded block is positive definite (the usual case)
+        K = np.linalg.solve(np.linalg.cholesky(Guu), Gug)
+        S = Gs[:, guarded][:, :, guarded] - K.transpose(0, 2, 1) @ K
+    except np.linalg.LinAlgError:
+        S = Gs[:, guarded][:, :, guarded] - Gug.transpose(0, 2, 1) @ (
+            np.linalg.pinv(Guu, rcond=_PINV_RCOND, hermitian=True) @ Gug
+        )
     return 0.5 * (S + S.transpose(0, 2, 1))
 
 
