@@ -115,6 +115,9 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     nuisances._PUBLIC_HEAD_START = not task.get("no_public_lead", False)
     unguarded = nuisances._PUBLIC_UNGUARDED  # --common-guard
     nuisances._PUBLIC_UNGUARDED = not task.get("common_guard", False)
+    spare = nuisances._SPARE_FITS  # --spare-fits
+    if task.get("spare_fits"):
+        nuisances._SPARE_FITS = tuple(task["spare_fits"].split(","))
     nuisances._REFIT_MARGIN = task.get("refit_margin", before)
     nuisances._SIEVE_TENSOR = not task.get("no_tensor", False)
     chosen = task.get("interaction_margin")  # None: the package's own margin
@@ -128,6 +131,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         nuisances._INTERACTION_MARGIN = margin
         nuisances._PUBLIC_HEAD_START = lead
         nuisances._PUBLIC_UNGUARDED = unguarded
+        nuisances._SPARE_FITS = spare
 
 
 def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -214,6 +218,7 @@ def make_tasks(
     interaction_margin: float | None = None,
     no_public_lead: bool = False,
     common_guard: bool = False,
+    spare_fits: str | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -241,6 +246,7 @@ def make_tasks(
                             "interaction_margin": interaction_margin,
                             "no_public_lead": no_public_lead,
                             "common_guard": common_guard,
+                            "spare_fits": spare_fits,
                         }
                     )
     return tasks
@@ -521,6 +527,12 @@ def main(argv: list[str] | None = None) -> None:
         "public ones included (measured against sparing them on the same releases)",
     )
     parser.add_argument(
+        "--spare-fits",
+        default=None,
+        help="which fits spare the public functions from the noise guard: "
+        "'outcome', 'riesz' or 'outcome,riesz' (the package's default)",
+    )
+    parser.add_argument(
         "--interaction-margin",
         type=float,
         default=None,
@@ -569,7 +581,7 @@ def main(argv: list[str] | None = None) -> None:
             designs, _floats(args.alphas), ns, reps, estimands, options, args.seed, args.label,
             refit_margin=args.refit_margin, first=args.first_rep, no_tensor=args.no_tensor,
             interaction_margin=args.interaction_margin, no_public_lead=args.no_public_lead,
-            common_guard=args.common_guard,
+            common_guard=args.common_guard, spare_fits=args.spare_fits,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)
