@@ -103,15 +103,15 @@ _INTERACTION_MARGIN: float | None = None
 #: column's CDF scale and every estimate was biased by about 1 SE (coverage 0.80).
 _PUBLIC_HEAD_START = True
 #: Whether, below alpha = 1, the sieve candidates whose public columns lead (see
-#: ``_PUBLIC_HEAD_START``) also spare their purely public functions from the noise guard:
-#: the guard is added to the private functions' diagonal (``guard_lift``) instead of
-#: flooring the ridge of every function. The guard sits at the privatisation noise of
-#: the Gram matrix, which public functions do not carry; a common floor shrank the public
-#: directions of both fits alike, the product bias of ``public_overlap`` (a public
-#: confounder with poor overlap). The other candidates keep the common guard: sparing
-#: the public functions of every candidate made ``proxy_public``'s estimates (a public
-#: proxy of the private confounder) 1.2-1.7 times as spread. A research switch of the
-#: validation suite (``--common-guard``).
+#: ``_PUBLIC_HEAD_START``) also spare their purely public functions from the noise guard
+#: of the fits in ``_SPARE_FITS``: the guard is added to the private functions' diagonal
+#: (``guard_lift``) instead of flooring the ridge of every function. The guard sits at
+#: the privatisation noise of the Gram matrix, which public functions do not carry; a
+#: common floor shrank the public directions of both fits alike, the product bias of
+#: ``public_overlap`` (a public confounder with poor overlap). The other candidates keep
+#: the common guard: sparing the public functions of every candidate (outcome and Riesz
+#: fits) made ``proxy_public``'s estimates (a public proxy of the private confounder)
+#: 1.2-1.7 times as spread. A research switch of the validation suite (``--common-guard``).
 _PUBLIC_UNGUARDED = True
 #: Which fits spare the public functions (with ``_PUBLIC_UNGUARDED``): ``"outcome"``
 #: (the default), ``"riesz"`` (the Riesz representers and the ATT's odds) or both. A
@@ -179,7 +179,7 @@ def noiseless_functions(
     Below ``alpha = 1``, the adaptive sieve's constant and purely public functions
     (:attr:`~privinfer.nuisance.sieve.SieveBasis.public_only`): their Gram entries are
     ordinary sample moments, so in the candidates whose public columns lead the noise
-    guard of the CV-ridge fits spares them
+    guard of the outcome fits spares them
     (:func:`~privinfer.nuisance.regularize.guard_lift`). ``None`` (one guard for all) at
     ``alpha = 1``, where no entry carries privatisation noise, for a fixed polynomial
     basis, and without public functions.

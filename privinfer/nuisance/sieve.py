@@ -620,7 +620,7 @@ class SieveBasis:
         """Which basis functions are the constant or depend on public columns alone.
 
         They carry no privatisation noise: below ``alpha = 1`` the noise guard of the
-        models' ridge fits spares them in the candidates whose public columns lead
+        models' outcome fits spares them in the candidates whose public columns lead
         (:func:`privinfer.nuisance.regularize.guard_lift`).
         """
         k = self.n_private
