@@ -548,30 +548,22 @@ def _fold_spectra(
         nu = _noise_norm(sub_g, n_rows, n_rows.sum() - n_rows)
         g = np.maximum(0.0, NOISE_GUARD * noise_share * nu - lam_g)
         lift = g[:, None] * np.asarray(guarded, dtype=float)[None, 1:]
-        diag = np.arange(1, j)
-        scale0 = _batched_scale(Gs)
-        Gs = Gs.copy()
-        Gs[:, diag, diag] += lift
     g00, g10 = Gs[:, 0, 0], Gs[:, 1:, 0]
     S = Gs[:, 1:, 1:] - g10[:, :, None] * g10[:, None, :] / g00[:, None, None]
     S = 0.5 * (S + S.transpose(0, 2, 1))
-    lam, U = np.linalg.eigh(S)
     scale = np.maximum(np.trace(S, axis1=1, axis2=2) / (j - 1), np.finfo(float).tiny)
+    if lift is not None:  # the constant's Schur complement of the lifted matrix
+        diag = np.arange(j - 1)
+        S[:, diag, diag] += lift
+    lam, U = np.linalg.eigh(S)
     guard = np.full(F, float(min_ridge))
     sub = G_folds[:, idx][:, :, idx]
     if lift is not None:
-        return _FoldSpectra(g00, g10, lam, U, scale0, guard, sub, lift)
+        return _FoldSpectra(g00, g10, lam, U, scale, guard, sub, lift)
     if noise_share > 0:
         nu = _noise_norm(sub, n_rows, n_rows.sum() - n_rows)  # leave-one-fold-out sets
         guard = np.maximum(guard, np.maximum(0.0, NOISE_GUARD * noise_share * nu - lam[:, 0]))
     return _FoldSpectra(g00, g10, lam, U, scale, guard, sub)
-
-
-def _batched_scale(Gs: FloatArray) -> FloatArray:
-    """:func:`_penalised_scale` of every matrix of a stack (positive constant entries)."""
-    g00, g10 = Gs[:, 0, 0], Gs[:, 1:, 0]
-    tr = np.trace(Gs[:, 1:, 1:], axis1=1, axis2=2) - (g10 * g10).sum(axis=1) / g00
-    return np.maximum(tr / (Gs.shape[1] - 1), np.finfo(float).tiny)
 
 
 def _cv_losses_batched(
@@ -886,7 +878,7 @@ def guarded_of(idx: IntArray, noiseless: np.ndarray | None) -> np.ndarray | None
 
 
 def _mask_key(mask: np.ndarray | None) -> bytes:
-    return b"" if mask is None else np.packbits(mask).tobytes() + bytes([mask.size % 8])
+    return b"" if mask is None else mask.tobytes()
 
 
 def _paired_margins(
@@ -1138,14 +1130,14 @@ def fit_crossfit(
 
     def guard_of(
         idx: IntArray, mask: np.ndarray, Gt: FloatArray, nl: np.ndarray | None
-    ) -> tuple[float, float]:
-        """Smallest ridge of a fit on ``idx`` (its noise guard, at least ``min_ridge``)
-        and the guard added to its guarded functions instead (:func:`guard_lift`; 0.0
-        without ``noiseless``).
+    ) -> tuple[float, float, np.ndarray | None]:
+        """Smallest ridge of a fit on ``idx`` (its noise guard, at least ``min_ridge``),
+        the guard added to its guarded functions instead (:func:`guard_lift`; 0.0
+        without ``noiseless``) and those functions (:func:`guarded_of`).
         """
-        if noise_share <= 0:
-            return min_ridge, 0.0
         gm = guarded_of(idx, nl)
+        if noise_share <= 0:
+            return min_ridge, 0.0, gm
         key = (
             np.asarray(idx, np.int64).tobytes(), mask.tobytes(), noise_share, min_ridge,
             _mask_key(gm),
@@ -1156,14 +1148,14 @@ def fit_crossfit(
             g = noise_guard(G_folds, n_rows, idx, mask, Gt, noise_share, gm)
             if spectra_cache is not None:
                 spectra_cache.guards[key] = g
-        return (max(min_ridge, g), 0.0) if gm is None else (min_ridge, g)
+        return (max(min_ridge, g), 0.0, gm) if gm is None else (min_ridge, g, gm)
 
     for f in range(F):
         Gt, rt = train_average(G_folds, rhs_folds, n_rows, np.asarray(train_masks[f], bool))
         Gs = Gt[np.ix_(subset, subset)]
         scale = _penalised_scale(Gs)
         mask = np.asarray(train_masks[f], bool)
-        guard, lift = guard_of(subset, mask, Gt, nl)
+        guard, lift, gm = guard_of(subset, mask, Gt, nl)
         if noise_share > 0 and choice is None and rel * scale < guard:
             needed = max(needed, guard / scale)
         # a fixed ridge is the user's: used as given (the guard only floors the looser
@@ -1174,7 +1166,7 @@ def fit_crossfit(
             lams.append(max(lam / loosen, guard))
         elif loose_pair is not None and not richer:
             lams.append(max(loose_pair[1] * scale, guard))
-        Gfit = guard_lift(Gs, lift, guarded_of(subset, nl))
+        Gfit = guard_lift(Gs, lift, gm)
         path, fl = ridge_path(Gfit, rt[subset], lams)
         coefs[f, subset] = path[0]
         n_floored += int(fl[0])
@@ -1182,8 +1174,8 @@ def fit_crossfit(
             loose[f, subset] = path[1]
         elif richer:  # its own scale and noise guard
             Gl = Gt[np.ix_(loose_subset, loose_subset)]
-            guard_l, lift_l = guard_of(loose_subset, mask, Gt, nl_loose)
+            guard_l, lift_l, gm_l = guard_of(loose_subset, mask, Gt, nl_loose)
             lam_l = max(loose_pair[1] * _penalised_scale(Gl), guard_l)
-            Gl = guard_lift(Gl, lift_l, guarded_of(loose_subset, nl_loose))
+            Gl = guard_lift(Gl, lift_l, gm_l)
             loose[f, loose_subset] = ridge_path(Gl, rt[loose_subset], [lam_l])[0][0]
     return CrossFitFits(coefs, loose, choice, rel, n_floored, needed)
