@@ -16,8 +16,11 @@ Part 3 (``--propensity``): on the Part 1 data, the propensity Riesz route
 (``riesz="propensity"``) against the default automatic route, min of ``--repeat`` runs
 each. Target: at most 3 x.
 
+``--public K`` publishes the last K covariates unchanged (public continuous covariates:
+below alpha = 1 the sieve then adds its public-lead candidates).
+
 Usage: ``python benchmarks/speed_adaptive.py [--quick] [--alpha 0.5] [--repeat 2]
-[--propensity] [--no-doubleml]``.
+[--propensity] [--no-doubleml] [--public 5]``.
 """
 
 from __future__ import annotations
@@ -46,8 +49,10 @@ import privinfer as pi
 COLS = [f"x{j}" for j in range(K)]
 
 
-def _release(n: int, alpha: float, seed: int = 0) -> tuple[pd.DataFrame, pi.AlphaIdentity]:
-    data, mech = make_data(n, seed)
+def _release(
+    n: int, alpha: float, seed: int = 0, public: int = 0
+) -> tuple[pd.DataFrame, pi.AlphaIdentity]:
+    data, mech = make_data(n, seed, public)
     if alpha != mech.alpha:
         mech = pi.AlphaIdentity(alpha, mech.reference)
     return data, mech
@@ -87,8 +92,8 @@ def fit_doubleml(data: pd.DataFrame) -> tuple[float, float]:
     return time.perf_counter() - t0, float(dml.coef[0])
 
 
-def big(n: int, alpha: float, options: dict[str, Any]) -> None:
-    data, mech = _release(n, alpha, seed=3)
+def big(n: int, alpha: float, options: dict[str, Any], public: int = 0) -> None:
+    data, mech = _release(n, alpha, seed=3, public=public)
     t, est, basis = fit_privinfer(data, mech, options)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
     verdict = "ok" if t < 15 else "FAIL (target < 15 s)"
@@ -109,15 +114,19 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--propensity", action="store_true", help="Part 3: propensity route")
     parser.add_argument("--no-doubleml", action="store_true", help="skip DoubleML in Part 1")
+    parser.add_argument(
+        "--public", type=int, default=0, help="publish the last PUBLIC covariates unchanged"
+    )
     args = parser.parse_args()
     options = json.loads(args.model_options)
     if args.big:
-        big(args.big, args.alpha, options)
+        big(args.big, args.alpha, options, args.public)
         return
     n = args.n or (20_000 if args.quick else 100_000)
-    data, mech = _release(n, args.alpha)
+    data, mech = _release(n, args.alpha, public=args.public)
     print(
-        f"Part 1: n = {n:,}, {K} covariates, alpha = {args.alpha:g}, privinfer options "
+        f"Part 1: n = {n:,}, {K} covariates ({args.public} public), alpha = {args.alpha:g}, "
+        f"privinfer options "
         f"{options or 'default'}; min of {args.repeat} runs, same released data"
     )
     pi_runs = [fit_privinfer(data, mech, options) for _ in range(args.repeat)]
@@ -152,6 +161,8 @@ def main() -> None:
             str(args.alpha),
             "--model-options",
             args.model_options,
+            "--public",
+            str(args.public),
         ],
         check=True,
     )

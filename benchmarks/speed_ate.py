@@ -30,7 +30,9 @@ import privinfer as pi
 K = 20
 
 
-def make_data(n: int, seed: int = 0) -> tuple[pd.DataFrame, pi.AlphaIdentity]:
+def make_data(n: int, seed: int = 0, public: int = 0) -> tuple[pd.DataFrame, pi.AlphaIdentity]:
+    """Released data of ``n`` rows and its mechanism; the last ``public`` covariates are
+    published unchanged (no reference), the others released at alpha = 0.5."""
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, (n, K))
     score = X[:, :5] @ np.array([0.5, -0.5, 0.3, 0.2, -0.2])
@@ -38,8 +40,9 @@ def make_data(n: int, seed: int = 0) -> tuple[pd.DataFrame, pi.AlphaIdentity]:
     y = d * (1 + X[:, 0]) + X[:, 1] ** 2 + X[:, :10].sum(axis=1) + rng.normal(size=n)
     cols = [f"x{j}" for j in range(K)]
     raw = pd.DataFrame(X, columns=cols).assign(y=y, d=d)
-    mech = pi.AlphaIdentity(0.5, {c: pi.reference.Uniform(-1, 1) for c in cols})
-    return mech.privatize(raw, public=["y", "d"], random_state=seed + 1), mech
+    private, pub = cols[: K - public], cols[K - public :]
+    mech = pi.AlphaIdentity(0.5, {c: pi.reference.Uniform(-1, 1) for c in private})
+    return mech.privatize(raw, public=["y", "d", *pub], random_state=seed + 1), mech
 
 
 def fit_privinfer(data: pd.DataFrame, mech: pi.AlphaIdentity) -> tuple[float, float]:
