@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy.interpolate import CubicSpline
 
-from privinfer._typing import FloatArray, RandomStateLike
+from privinfer._typing import FloatArray, IntArray, RandomStateLike
 from privinfer._validation import check_alpha, check_int
 from privinfer.exceptions import DataMismatchError, MissingValueError
 from privinfer.formula import cast_private_categoricals
@@ -45,6 +45,7 @@ from privinfer.formula import cast_private_categoricals
 __all__ = [
     "ReferenceDesign",
     "ReferenceMoments",
+    "column_groups",
     "index_expectation",
     "invert",
     "private_cross_moment",
@@ -495,7 +496,9 @@ def qbar_quadratic(
 
     :math:`\bar Q[(\theta'\varphi)(\beta'\varphi)](v_i) = a_i'((\theta\beta')\circ R)a_i`.
 
-    ``R`` is :math:`E_{\bar Q}[p p']`; cost O(n J^2). Returns a scalar when ``A`` is None.
+    ``R`` is :math:`E_{\bar Q}[p p']`; cost O(n J^2), or O(n q^2) when the columns of ``A``
+    take ``q <= J / 2`` distinct values (:func:`column_groups`). Returns a scalar when
+    ``A`` is None.
 
     Examples
     --------
@@ -516,7 +519,64 @@ def qbar_quadratic(
     S = np.outer(theta, beta) * ref_outer
     if A is None:
         return np.asarray(S.sum())
+    groups = column_groups(A)
+    if groups is not None:  # a_i = E'b_i: a_i'Sa_i = b_i'(ESE')b_i, O(n q^2) for q groups
+        first, inv = groups
+        E = np.zeros((first.size, J))
+        E[inv, np.arange(J)] = 1.0
+        S, A = E @ S @ E.T, A[:, first]
     return np.einsum("ij,ij->i", A @ S, A)
+
+
+#: the last grouping of each thread (the row-wise expectations of one chunk of rows all
+#: take the same public factors ``A``); the array itself is kept, so its id cannot be
+#: reused while it is remembered
+_LAST_GROUPS = threading.local()
+
+
+def column_groups(A: FloatArray) -> tuple[IntArray, IntArray] | None:
+    """The distinct columns of ``A`` (first index of each) and every column's group.
+
+    Public factors repeat: every basis function of a private covariate alone has the
+    factor 1, and the functions that multiply one public atom share it, so
+    :math:`a_i = E'b_i` with ``b_i`` the distinct factors and ``E`` the groups' 0/1
+    matrix, and products of public factors can be summed over ``q`` groups instead of
+    ``J`` functions. ``None`` unless the distinct columns are at most half of them (or
+    when a check fails: the groups are verified exactly, so a grouping is never
+    approximate). The groups of the last *read-only* array are remembered (the models
+    mark a chunk's public factors read-only and take several expectations from them);
+    a writeable array is grouped afresh at every call.
+
+    Examples
+    --------
+    >>> A = np.array([[1.0, 2.0, 1.0, 2.0, 1.0], [1.0, 3.0, 1.0, 3.0, 1.0]])
+    >>> first, inv = column_groups(A)
+    >>> A[:, first][:, inv].tolist() == A.tolist(), first.size
+    (True, 2)
+    """
+    if A.flags.writeable:
+        return _find_groups(A)
+    last = getattr(_LAST_GROUPS, "last", None)
+    if last is not None and last[0] is A:
+        return last[1]
+    groups = _find_groups(A)
+    _LAST_GROUPS.last = (A, groups)
+    return groups
+
+
+def _find_groups(A: FloatArray) -> tuple[IntArray, IntArray] | None:
+    """:func:`column_groups` without the memory of the last array."""
+    n, J = A.shape
+    if n == 0 or J < 4:
+        return None
+    # candidate keys: a fixed weighting of every column, reduced column by column (equal
+    # columns give equal keys; unequal ones that collide fail the check below)
+    key = (A * np.sin(1.2345 * np.arange(1, n + 1))[:, None]).sum(axis=0)
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    inv = np.asarray(inv).ravel()
+    if 2 * first.size > J or not np.array_equal(A, A[:, first[inv]]):
+        return None
+    return first, inv
 
 
 def index_expectation(

@@ -5,6 +5,7 @@ import pytest
 import privinfer as pi
 from privinfer.inversion import (
     ReferenceMoments,
+    column_groups,
     index_expectation,
     invert,
     private_cross_moment,
@@ -69,6 +70,50 @@ def test_row_wise_qbar_helpers_match_loop():
         assert quad[i] == pytest.approx(
             np.mean((phi_r @ theta) * (phi_r @ beta)), rel=1e-10, abs=1e-12
         )
+
+
+def _repeated_columns(n=300, seed=3):
+    """Public factors as a sieve makes them: a column of ones shared by many functions,
+    and a few public atoms each shared by several."""
+    rng = np.random.default_rng(seed)
+    atoms = np.column_stack([np.ones(n), rng.normal(size=(n, 3)), rng.random(n) < 0.3])
+    which = rng.permutation(np.r_[np.zeros(6, int), np.arange(1, 5).repeat(3)])
+    return atoms[:, which], which
+
+
+def test_column_groups_are_exact_and_qbar_quadratic_agrees_with_the_full_sum():
+    A, which = _repeated_columns()
+    first, inv = column_groups(A)
+    assert first.size == 5  # the ones and four distinct public atoms, 18 columns
+    np.testing.assert_array_equal(A[:, first][:, inv], A)
+    # columns in one group are equal; columns in different groups are not
+    assert np.array_equal(inv[:, None] == inv[None, :], which[:, None] == which[None, :])
+    rng = np.random.default_rng(4)
+    J = A.shape[1]
+    M = rng.normal(size=(J, J))
+    R = M @ M.T / J
+    theta, beta = rng.normal(size=J), rng.normal(size=J)
+    direct = np.einsum("ij,ij->i", A @ (np.outer(theta, beta) * R), A)
+    np.testing.assert_allclose(qbar_quadratic(theta, beta, R, A), direct, rtol=1e-12, atol=1e-12)
+    # read-only arrays remember their groups; an array changed in place is regrouped
+    ro = A.copy()
+    ro.setflags(write=False)
+    assert column_groups(ro) is column_groups(ro)
+    B = A.copy()
+    B[0, first[1]] += 1.0  # one member of a group now differs
+    assert column_groups(B) is None or column_groups(B)[0].size > 5
+    np.testing.assert_allclose(
+        qbar_quadratic(theta, beta, R, B),
+        np.einsum("ij,ij->i", B @ (np.outer(theta, beta) * R), B),
+        rtol=1e-12,
+        atol=1e-12,
+    )
+
+
+def test_column_groups_refuse_when_few_columns_repeat():
+    rng = np.random.default_rng(5)
+    assert column_groups(rng.normal(size=(50, 8))) is None
+    assert column_groups(np.ones((0, 8))) is None
 
 
 def test_inverting_the_product_is_not_the_product_of_inversions():

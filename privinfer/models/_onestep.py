@@ -138,6 +138,12 @@ __all__ = ["FoldNuisances", "FoldScores", "HeldOutPass", "SplitFit", "TreatmentM
 _REF_TARGET_SHARE = 0.01
 _REF_REFIT_ROWS = 200_000
 _REF_MAX_POINTS = 131_072
+#: ... and from _REF_EARLY_ROWS rows the first fit already takes 4 x reference_size
+#: points: the share grows like sqrt(n) (the standard error shrinks, the reference error
+#: does not), and at 8192 points it was 0.8% to 4.4% of the SE from 5e4 to 2e5 rows
+#: (``benchmarks/speed_adaptive.py``'s data, with and without public covariates), so the
+#: loop above refitted: a second pass over the rows for what 0.3 s of reference work buys
+_REF_EARLY_ROWS = 50_000
 #: ... and a ReferenceAccuracyWarning fires above this share.
 _REF_WARN_SHARE = 0.05
 #: The interval is widened when the estimated regularisation bias exceeds this share of the
@@ -457,6 +463,8 @@ class TreatmentModel:
         streams = spawn_generators(random_state, o.n_rep + 1)
         boot = self._bootstrap_on()
         size = o.reference_size
+        if x.n_obs >= _REF_EARLY_ROWS and 4 * size <= _REF_MAX_POINTS:
+            size *= 4
         # small dense products: one BLAS thread is fastest (see privinfer._threads)
         with blas_threads():
             while True:

@@ -25,7 +25,7 @@ import numpy as np
 from privinfer._chunking import row_chunks
 from privinfer._typing import FloatArray, IntArray
 from privinfer.exceptions import FoldError
-from privinfer.inversion import invert, weighted_cross
+from privinfer.inversion import column_groups, invert, weighted_cross
 from privinfer.models._inputs import TreatmentData
 from privinfer.nuisance.basis import PolynomialBasis
 from privinfer.nuisance.series import GramRepair, gram_noise_level, repair_gram
@@ -56,7 +56,12 @@ def basis_rows(
     r"""Public factors ``A`` (None without public terms) and basis :math:`\varphi = A P`."""
     U_pub = inputs.U_pub[rows] if inputs.U_pub.shape[1] else None
     A, P = basis.split(inputs.U_priv[rows], U_pub)
-    return A, (P if A is None else A * P)
+    if A is None:
+        return None, P
+    # read-only: the row-wise expectations of the chunk may then share the grouping of
+    # its repeated columns (privinfer.inversion.column_groups)
+    A.setflags(write=False)
+    return A, A * P
 
 
 @dataclass(frozen=True)
@@ -179,6 +184,7 @@ def sum_stats(
         f, k = divmod(kk, L)
         for rows in row_chunks(order[bounds[kk] : bounds[kk + 1]], J):
             A, Phi = basis_rows(basis, inputs, rows)
+            groups = None if A is None else column_groups(A)
             yy = y[rows]
             # public sampling weights are row weights of every sum (1 when unweighted)
             wr = np.ones(rows.size) if w is None else w[rows]
@@ -197,7 +203,7 @@ def sum_stats(
                     s["FR"][f, k] += float(np.sum(weighted_cross(Phi, w2) * R))
             else:
                 s["FR"][f, k] += float(np.sum(weighted_cross(Phi * A, w2) * R))
-                s["RR"][f, k] += float(np.sum(weighted_cross(A * A, w2) * RR))
+                s["RR"][f, k] += float(np.sum(_public_cross(A * A, w2, groups) * RR))
             if C is not None:
                 wc = wr[:, None] * C[rows]
                 s["PC"][f] += wc.T @ Phi
@@ -205,13 +211,26 @@ def sum_stats(
                 if A is not None:
                     s["AC"][f] += wc.T @ A
             if A is not None:
-                s["AA"][f, k] += weighted_cross(A, wr)
+                s["AA"][f, k] += _public_cross(A, wr, groups)
                 s["Ay"][f, k] += (wr * yy) @ A
                 s["A1"][f, k] += wr @ A
     if not basis.has_public and w is None:
         # unweighted: sum_i phi_i' R phi_i = <R, sum_i phi_i phi_i'>, no extra pass
         s["FR"][:] = np.einsum("flij,ij->fl", s["PP"], R)
     return FoldStats(**{name: s.get(name) for name in FoldStats.__dataclass_fields__})
+
+
+def _public_cross(
+    A: FloatArray, w: FloatArray, groups: tuple[IntArray, IntArray] | None
+) -> FloatArray:
+    """``A' diag(w) A`` from the distinct columns of ``A`` when they repeat (``groups``
+    of :func:`~privinfer.inversion.column_groups`; also right for ``A * A``, whose
+    columns repeat where those of ``A`` do).
+    """
+    if groups is None:
+        return weighted_cross(A, w)
+    first, inv = groups
+    return weighted_cross(A[:, first], w)[np.ix_(inv, inv)]
 
 
 @dataclass(frozen=True)

@@ -338,3 +338,50 @@ def test_public_sparing_guard_is_off_at_alpha_one_and_live_below(alpha, monkeypa
         np.testing.assert_array_equal(on, off)
     else:
         assert not np.allclose(on, off, rtol=1e-6, atol=0.0)
+
+
+def _public_release(n, alpha, seed=31):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n)
+    w = rng.normal(size=n)
+    d = (rng.random(n) < 1 / (1 + np.exp(-(0.5 * x + 0.8 * w)))).astype(int)
+    y = d * (1 + x) + x**2 + np.tanh(w) + rng.normal(size=n)
+    raw = pd.DataFrame({"y": y, "d": d, "x": x, "w": w})
+    mech = pi.AlphaIdentity(alpha, {"x": pi.reference.Uniform(-1, 1)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return mech.privatize(raw, public=["y", "d", "w"], random_state=seed + 1), mech
+
+
+def test_grouped_public_factors_give_the_fit_of_the_full_sums(monkeypatch):
+    # the sums over repeated public factors (privinfer.inversion.column_groups) are an
+    # exact rewriting: with grouping turned off the estimates and SEs agree to rounding
+    import privinfer.inversion as inversion
+
+    rel, mech = _public_release(3000, 0.6)
+
+    def fit():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = pi.PrivatePOM.from_formula("y ~ d | x + w", rel, mechanism=mech).fit(
+                random_state=5
+            )
+        return np.r_[res.params.to_numpy(), res.bse.to_numpy()]
+
+    calls = []
+    real = inversion._find_groups
+    monkeypatch.setattr(inversion, "_find_groups", lambda A: calls.append(1) or real(A))
+    grouped = fit()
+    assert calls, "the public factors of this sieve repeat, so grouping must be used"
+    monkeypatch.setattr(inversion, "_find_groups", lambda A: None)
+    np.testing.assert_allclose(fit(), grouped, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("n, points", [(49_999, 8192), (50_000, 4 * 8192)])
+def test_large_samples_start_with_four_times_the_reference(n, points):
+    # the reference error's share of the SE grows like sqrt(n): from 50,000 rows the first
+    # fit takes 4 x reference_size points instead of refitting after a first pass
+    rel, mech = _public_release(n, 1.0)
+    res = pi.PrivateATE.from_formula("y ~ d | x + w", rel, mechanism=mech).fit(random_state=0)
+    assert res.diagnostics.reference_points >= points
+    assert res.diagnostics.reference_points < 2 * points or n < 50_000
