@@ -27,6 +27,7 @@ from privinfer.planner import plan
 from privinfer.pml import PMLTest, PrivateMean, PrivateVectorMean
 from privinfer.release import read_release, write_release
 from privinfer.results import PrivateResults, compare
+from privinfer.trimming import PublicTrimming
 
 __version__ = "0.1.0"
 
@@ -44,6 +45,7 @@ __all__ = [
     "PrivatePOM",
     "PrivateResults",
     "PrivateVectorMean",
+    "PublicTrimming",
     "UndeclaredColumnWarning",
     "UnverifiedReleaseWarning",
     "__version__",
@@ -56,6 +58,7 @@ __all__ = [
     "read_release",
     "reference",
     "summary_col",
+    "trimming",
     "write_release",
 ]
 

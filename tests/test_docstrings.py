@@ -23,6 +23,7 @@ PUBLIC_MODULES = (
     "privinfer.pml",
     "privinfer.transport",
     "privinfer.planner",
+    "privinfer.trimming",
     "privinfer.plotting",
     "privinfer.exceptions",
 )

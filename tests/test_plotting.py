@@ -92,6 +92,21 @@ def test_overlap_plot_renders_continuous_and_categorical(treatment_fits, tmp_pat
     _saved(axes[0], tmp_path, "overlap")
 
 
+def test_trimming_plot_shades_the_dropped_propensities(tmp_path):
+    rng = np.random.default_rng(8)
+    w = rng.normal(size=1500)
+    df = pd.DataFrame({"d": (rng.random(1500) < 1 / (1 + np.exp(-3 * w))).astype(int), "w": w})
+    rule = pi.PublicTrimming.from_formula("d ~ w", df).fit()
+    ax = rule.plot(df)
+    spans = [p for p in ax.patches if p.get_label().endswith("dropped")]
+    assert len(spans) == 2 and 0.0 < rule.bounds[0] < 0.2
+    heights = sum(p.get_height() for p in ax.patches if p not in spans)
+    assert heights == pytest.approx(len(df))  # every row in one of the two histograms
+    _saved(ax, tmp_path, "trimming")
+    with pytest.raises(DataMismatchError, match="treatment"):
+        plotting.trimming_plot(rule, df.drop(columns="d"))
+
+
 def test_private_histogram_is_unbiased_deconvolution():
     rng = np.random.default_rng(3)
     raw = pd.DataFrame({"x": rng.beta(2, 5, 20000)})

@@ -16,6 +16,7 @@ import privinfer as pi
         "privinfer.exceptions",
         "privinfer.inversion",
         "privinfer.transport",
+        "privinfer.trimming",
     ],
 )
 def test_every_name_in_all_resolves(module):

@@ -82,7 +82,8 @@ def diagnose(
             f"{OVERLAP_LIMIT:g}: "
             "weak overlap between treatment levels (propensities near 0 or 1 somewhere in "
             "the covariates' range); estimates may be unstable. Consider restricting the "
-            "rows, by a rule on public columns, to where every treatment level occurs."
+            "rows, by a rule on public columns, to where every treatment level occurs "
+            "(pi.PublicTrimming: the rule of Crump et al., 2009, on a public propensity)."
         )
         warnings.warn(msg, OverlapWarning, stacklevel=user_stacklevel())
         notes.append("Weak overlap: large Riesz second moment.")
@@ -91,8 +92,8 @@ def diagnose(
             f"{model._name}: the Riesz representers are large where the reference puts "
             f"mass ({_fmt(r2ref)}, above {OVERLAP_LIMIT:g}): private overlap is poor, and the "
             "privatisation noise of the estimate is driven by these values. Consider a "
-            "reference closer to the data, trimming the covariate range (a public rule, "
-            "e.g. dropping rows outside public bounds) or a larger alpha.",
+            "reference closer to the data, trimming rows by a public rule (pi.PublicTrimming "
+            "on a public propensity, or public bounds) or a larger alpha.",
             OverlapWarning,
             stacklevel=user_stacklevel(),
         )

@@ -1,0 +1,472 @@
+r"""A public trimming rule for limited overlap (Crump, Hotz, Imbens and Mitnik, 2009).
+
+Where treated and control units do not overlap, an average effect over the whole
+population is poorly identified: its efficient variance carries
+:math:`E[1/(e(X)(1 - e(X)))]`, which explodes with propensities near 0 or 1, and below
+``alpha = 1`` the privatisation noise multiplies it (the Riesz representer is evaluated at
+the reference draws too). The remedy of Crump et al. (2009) changes the estimand to the
+average effect on the units whose propensity lies in :math:`[\gamma, 1 - \gamma]`, with
+the :math:`\gamma` that minimises the efficient variance of that subpopulation's
+effect:
+
+.. math:: \frac{1}{\gamma(1 - \gamma)} = 2\,E\Big[\frac{1}{e(1 - e)}\ \Big|\
+          \frac{1}{e(1 - e)} \le \frac{1}{\gamma(1 - \gamma)}\Big]
+
+(no trimming when :math:`\sup 1/(e(1-e)) \le 2E[1/(e(1-e))]`).
+
+With privatised covariates the rule must use **public columns only**. Selecting rows on
+released private values would select on a mixture of true values and reference draws:
+the rows kept would no longer be a release of any subpopulation through the
+alpha-identity (the models' release check refuses such rows). A rule on public
+columns (and the public treatment) selects whole records, true and replaced ones alike,
+so the rows kept are an alpha-identity release of the subpopulation
+:math:`\{w : \gamma \le p(w) \le 1 - \gamma\}`, and every estimator of the package
+applies to them unchanged. The propensity :math:`p(w) = P(D = 1 \mid W = w)` is that of
+the public covariates alone, so the rule trims only the part of the overlap problem the
+public columns carry; the diagnostics of the fit on the rows kept
+(``OverlapWarning``, ``results.diagnostics``) report what remains.
+
+:class:`PublicTrimming` fits the public propensity (a logistic regression with a small
+ridge, so that separated designs still give finite fits) from a formula, e.g.
+``"d ~ bs(age, df=4) + C(region)"``, and returns a :class:`TrimmingRule`:
+:meth:`TrimmingRule.apply` keeps the rows inside the bounds (the release's metadata
+travel with them). As in Crump et al. (2009), the interval on the rows kept treats the
+rule as fixed; its estimated threshold moves the estimand, not the estimate's spread,
+to first order.
+
+See :class:`PublicTrimming` for an example.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from privinfer._frames import as_pandas
+from privinfer._typing import FloatArray
+from privinfer._validation import check_in_interval, check_no_nan
+from privinfer.exceptions import DataMismatchError, MissingValueError, SingularDesignError
+from privinfer.formula import _FORMULA_NAMES
+from privinfer.mechanisms.alpha_identity import ATTRS_KEY, RELEASE_KEY, AlphaIdentity
+
+__all__ = ["PublicTrimming", "TrimmingRule", "optimal_threshold"]
+
+#: Ridge of the public propensity's logistic fit, relative to the number of rows (on
+#: standardised columns, intercept free): finite fits for separated designs, a negligible
+#: shrinkage otherwise.
+DEFAULT_RIDGE = 1e-4
+#: Fewest rows a treatment arm may keep.
+MIN_ARM_ROWS = 10
+
+
+def optimal_threshold(propensity: FloatArray) -> float:
+    r"""Crump et al. (2009)'s trimming threshold :math:`\gamma` for propensities ``e``.
+
+    With :math:`h = 1/(e(1-e))` sorted increasingly and :math:`\bar h_k` the mean of the
+    :math:`k` smallest, :math:`E[h \mid h \le \lambda] = \bar h_k` for
+    :math:`h_{(k)} \le \lambda < h_{(k+1)}`, so the sample version of
+    :math:`\lambda = 2E[h \mid h \le \lambda]` is :math:`\lambda = 2\bar h_k` for the
+    first :math:`k` with :math:`2\bar h_k < h_{(k+1)}`; then
+    :math:`\gamma = 1/2 - \sqrt{1/4 - 1/\lambda}`. ``0.0`` when
+    :math:`\max h \le 2\bar h_n` (trimming cannot lower the variance bound).
+
+    Parameters
+    ----------
+    propensity : array of shape (n,)
+        Propensities in (0, 1).
+
+    Returns
+    -------
+    float
+        :math:`\gamma \in [0, 1/2)`.
+
+    Examples
+    --------
+    >>> optimal_threshold(np.full(100, 0.5))                 # perfect overlap
+    0.0
+    >>> e = np.r_[np.full(90, 0.5), np.full(10, 0.005)]     # a tenth near zero
+    >>> round(optimal_threshold(e), 4)                     # keeps the 0.5s only
+    0.1464
+    >>> e = np.linspace(0.01, 0.99, 999)                     # uniform propensities
+    >>> round(optimal_threshold(e), 3)
+    0.102
+    """
+    e = np.asarray(propensity, dtype=float).ravel()
+    if e.size == 0 or np.any(~np.isfinite(e)) or np.any((e <= 0) | (e >= 1)):
+        raise DataMismatchError("optimal_threshold: propensities must lie in (0, 1).")
+    h = np.sort(1.0 / (e * (1.0 - e)))
+    mean_below = np.cumsum(h) / np.arange(1, h.size + 1)
+    if h[-1] <= 2.0 * mean_below[-1]:
+        return 0.0
+    k = int(np.flatnonzero(2.0 * mean_below[:-1] < h[1:])[0])
+    lam = 2.0 * float(mean_below[k])
+    return float(0.5 - np.sqrt(max(0.25 - 1.0 / lam, 0.0)))
+
+
+def _ridge_logit(X: FloatArray, d: FloatArray, ridge: float) -> FloatArray:
+    """Newton steps for a logistic regression with ridge ``ridge * n`` on columns 1..p
+    (``X``'s first column is the intercept; the others are standardised here).
+    """
+    n, p = X.shape
+    centre = np.r_[0.0, X[:, 1:].mean(axis=0)]
+    scale = np.r_[1.0, X[:, 1:].std(axis=0)]
+    scale[scale <= 1e-12] = 1.0
+    Z = (X - centre) / scale
+    Z[:, 0] = 1.0
+    pen = np.full(p, ridge * n)
+    pen[0] = 0.0
+    b = np.zeros(p)
+    dbar = float(np.clip(d.mean(), 1e-6, 1 - 1e-6))
+    b[0] = np.log(dbar / (1 - dbar))
+    for _ in range(100):
+        mu = expit(Z @ b)
+        grad = Z.T @ (d - mu) - pen * b
+        hess = (Z * (mu * (1 - mu))[:, None]).T @ Z + np.diag(pen)
+        try:
+            step = np.linalg.solve(hess, grad)
+        except np.linalg.LinAlgError as err:
+            raise SingularDesignError(
+                "PublicTrimming: the public propensity's design is singular (a constant "
+                "or collinear column); drop it from the formula."
+            ) from err
+        b = b + step
+        if np.max(np.abs(step)) < 1e-10 * (1 + np.max(np.abs(b))):
+            break
+    coef = b / scale
+    coef[0] = b[0] - float(coef[1:] @ centre[1:])
+    return coef
+
+
+def _private_columns(data: pd.DataFrame, mechanism: AlphaIdentity | None) -> set[str]:
+    """Private columns known from the mechanism or the release's metadata."""
+    cols: set[str] = set()
+    if mechanism is not None:
+        cols |= set(map(str, mechanism.private_columns))
+    desc = data.attrs.get(RELEASE_KEY)
+    if isinstance(desc, dict):
+        cols |= set(map(str, desc.get("private", [])))
+    mech = data.attrs.get(ATTRS_KEY)
+    if mech is not None:
+        # an unreadable description: the models report it
+        with contextlib.suppress(Exception):
+            cols |= set(map(str, AlphaIdentity.from_dict(mech).private_columns))
+    return cols
+
+
+@dataclass(frozen=True)
+class TrimmingRule:
+    r"""A fitted public trimming rule: keep the rows with :math:`p(w)` within bounds.
+
+    Attributes
+    ----------
+    formula : str
+        The propensity formula (treatment on public columns).
+    threshold : float
+        :math:`\gamma`.
+    side : str
+        ``"both"`` (keep :math:`\gamma \le p \le 1 - \gamma`), ``"upper"`` (drop
+        :math:`p > 1 - \gamma` only: controls missing, the ATT's problem) or ``"lower"``.
+    bounds : tuple of float
+        The propensity bounds of the rows kept.
+    coef : pandas.Series
+        Logistic coefficients of the public propensity, by design column.
+    n_rows, n_kept : int
+        Rows the rule was fitted on, and rows it keeps there.
+    kept_by_arm : dict
+        Rows kept per treatment value (of those the rule was fitted on).
+    max_h : float
+        :math:`\max 1/(p(1-p))` over the rows kept (over all rows: ``max_h_all``); the
+        efficient variance of an average effect grows with its mean.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, privinfer as pi
+    >>> rng = np.random.default_rng(2)
+    >>> w = rng.normal(size=500)
+    >>> df = pd.DataFrame({"d": (rng.random(500) < 1 / (1 + np.exp(-4 * w))).astype(int),
+    ...                    "w": w})
+    >>> rule = pi.PublicTrimming.from_formula("d ~ w", df).fit(threshold=0.1)
+    >>> rule.bounds, rule.share_kept < 1
+    ((0.1, 0.9), True)
+    >>> new = pd.DataFrame({"w": [-3.0, 0.0, 3.0]})         # public columns suffice
+    >>> rule.keep(new).tolist()
+    [False, True, False]
+    """
+
+    formula: str
+    threshold: float
+    side: str
+    bounds: tuple[float, float]
+    coef: pd.Series
+    n_rows: int
+    n_kept: int
+    kept_by_arm: dict[Any, int]
+    max_h: float
+    max_h_all: float
+    _spec: Any = field(repr=False, compare=False)
+
+    @property
+    def share_kept(self) -> float:
+        """Share of the rows kept."""
+        return self.n_kept / self.n_rows
+
+    def propensity(self, data: Any) -> FloatArray:
+        """The public propensity :math:`p(w)` at the rows of ``data`` (public columns only)."""
+        frame = as_pandas(data, "TrimmingRule.propensity")
+        try:  # the spec raises on missing values (never drops rows)
+            X = np.asarray(self._spec.get_model_matrix(frame), dtype=float)
+        except Exception as err:
+            if frame.isna().to_numpy().any():
+                raise MissingValueError(
+                    "TrimmingRule.propensity: the public columns of these data have missing "
+                    "values; a row without them cannot be placed by the rule."
+                ) from err
+            raise DataMismatchError(
+                f"TrimmingRule.propensity: the rule's public terms cannot be evaluated on "
+                f"these data ({err}). Splines need values inside the fitted range unless "
+                "they were given extrapolation='clip' in the formula."
+            ) from err
+        if X.shape[0] != len(frame) or np.any(~np.isfinite(X)):
+            raise MissingValueError(
+                "TrimmingRule.propensity: the public columns of these data have missing or "
+                "infinite values; a row without them cannot be placed by the rule."
+            )
+        return expit(X @ self.coef.to_numpy())
+
+    def keep(self, data: Any) -> np.ndarray:
+        """Boolean mask of the rows of ``data`` inside the bounds."""
+        p = self.propensity(data)
+        lo, hi = self.bounds
+        return (p >= lo) & (p <= hi)
+
+    def apply(self, data: Any) -> pd.DataFrame:
+        """The rows of ``data`` inside the bounds, with the release's metadata.
+
+        Rows are selected on public columns only, so the rows kept are an alpha-identity
+        release of the subpopulation and carry the same mechanism.
+        """
+        frame = as_pandas(data, "TrimmingRule.apply")
+        out = frame.loc[self.keep(frame)]
+        out.attrs = dict(frame.attrs)
+        return out
+
+    def plot(self, data: Any, *, ax: Any = None) -> Any:
+        """:func:`privinfer.plotting.trimming_plot` of this rule on ``data``."""
+        from privinfer.plotting import trimming_plot
+
+        return trimming_plot(self, as_pandas(data, "TrimmingRule.plot"), ax=ax)
+
+    def summary(self) -> str:
+        """A short text report: threshold, bounds, rows kept by arm, the overlap gain."""
+        lo, hi = self.bounds
+        arms = ", ".join(f"{k}: {v}" for k, v in self.kept_by_arm.items())
+        lines = [
+            "Public trimming rule (Crump, Hotz, Imbens and Mitnik, 2009)",
+            "=" * 60,
+            f"Propensity model:      {self.formula} (logistic, public columns)",
+            f"Threshold gamma:       {self.threshold:.4f} ({self.side})",
+            f"Kept:                  {lo:.4f} <= p(w) <= {hi:.4f}",
+            f"Rows kept:             {self.n_kept} of {self.n_rows} ({self.share_kept:.1%})",
+            f"Rows kept by arm:      {arms}",
+            f"max 1/(p(1-p)):        {self.max_h:.1f} kept, {self.max_h_all:.1f} all rows",
+            "The estimand becomes the effect on the rows kept: a subpopulation defined",
+            "by public covariates only.",
+        ]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def __repr__(self) -> str:
+        return (
+            f"TrimmingRule(formula={self.formula!r}, threshold={self.threshold:.4g}, "
+            f"side={self.side!r}, kept={self.n_kept}/{self.n_rows})"
+        )
+
+
+class PublicTrimming:
+    r"""A trimming rule from a propensity model on public columns (Crump et al., 2009).
+
+    Parameters
+    ----------
+    formula : str
+        ``"treatment ~ public terms"`` in formulaic syntax, e.g.
+        ``"d ~ bs(age, df=4) + C(region)"``. Every variable must be a public column.
+    data : DataFrame-like
+        The release (or any frame with the treatment and the public columns).
+    mechanism : AlphaIdentity, optional
+        The release's mechanism, read from the data's metadata when omitted: its private
+        columns may not enter the formula.
+
+    Raises
+    ------
+    DataMismatchError
+        A private column in the formula, a missing column, or a treatment that is not
+        binary (0/1 or boolean).
+    MissingValueError
+        Missing values in the treatment or the public columns.
+
+    See Also
+    --------
+    TrimmingRule, optimal_threshold
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, privinfer as pi
+    >>> rng = np.random.default_rng(0)
+    >>> n = 4000
+    >>> w = rng.normal(size=n)                                  # a public confounder
+    >>> x = rng.uniform(0, 1, n)                                # a private covariate
+    >>> d = (rng.random(n) < 1 / (1 + np.exp(-3 * w))).astype(int)
+    >>> y = x + w + d * (1 + w) + rng.normal(size=n)
+    >>> mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Uniform(0, 1)})
+    >>> released = mech.privatize(pd.DataFrame({"y": y, "d": d, "x": x, "w": w}),
+    ...                           public=["y", "d", "w"], random_state=1)
+    >>> rule = pi.PublicTrimming.from_formula("d ~ w", released).fit()
+    >>> round(rule.threshold, 3), rule.n_kept < n
+    (0.087, True)
+    >>> kept = rule.apply(released)                             # rows with p(w) in bounds
+    >>> res = pi.PrivateATE.from_formula("y ~ d | x + w", kept).fit(random_state=0)
+    >>> print(rule.bounds[0] <= rule.propensity(kept).min())
+    True
+    """
+
+    def __init__(self, formula: str, data: Any, *, mechanism: AlphaIdentity | None = None) -> None:
+        owner = "PublicTrimming"
+        import formulaic
+
+        frame = as_pandas(data, owner)
+        if not isinstance(formula, str) or "~" not in formula:
+            raise DataMismatchError(
+                f"{owner}: formula must read 'treatment ~ public terms'; got {formula!r}."
+            )
+        lhs, rhs = (s.strip() for s in formula.split("~", 1))
+        if lhs not in frame.columns:
+            raise DataMismatchError(f"{owner}: treatment column {lhs!r} is not in the data.")
+        private = _private_columns(frame, mechanism)
+        used = {
+            str(v) for v in formulaic.Formula(rhs).required_variables if str(v) in frame.columns
+        }
+        missing = (
+            {str(v) for v in formulaic.Formula(rhs).required_variables} - used - _FORMULA_NAMES
+        )
+        if missing:
+            raise DataMismatchError(
+                f"{owner}: column(s) {sorted(missing)} of the formula are not in the data."
+            )
+        bad = sorted((used | {lhs}) & private)
+        if bad:
+            raise DataMismatchError(
+                f"{owner}: column(s) {bad} are private. A trimming rule must use public "
+                "columns only: rows selected on released private values (true values and "
+                "reference draws alike) are no longer a release of any subpopulation, and "
+                "estimates on them would be biased."
+            )
+        d_raw = frame[lhs]
+        if d_raw.isna().any():
+            raise MissingValueError(f"{owner}: the treatment {lhs!r} has missing values.")
+        d = d_raw.to_numpy(dtype=float) if d_raw.dtype != object else None
+        if d is None or not np.all((d == 0) | (d == 1)) or np.unique(d).size != 2:
+            raise DataMismatchError(
+                f"{owner}: the treatment {lhs!r} must be binary (0/1 or boolean) with both "
+                "values present."
+            )
+        for col in sorted(used):
+            if frame[col].isna().any():
+                raise MissingValueError(
+                    f"{owner}: public column {col!r} has missing values; drop or impute "
+                    "them (by a public rule) first."
+                )
+        self.formula, self.treatment = formula, lhs
+        self._frame, self._d = frame, d
+        self._rhs = rhs
+
+    @classmethod
+    def from_formula(
+        cls, formula: str, data: Any, *, mechanism: AlphaIdentity | None = None
+    ) -> PublicTrimming:
+        """Same as the constructor (the models' spelling)."""
+        return cls(formula, data, mechanism=mechanism)
+
+    def fit(
+        self,
+        threshold: float | str = "optimal",
+        *,
+        side: str = "both",
+        ridge: float = DEFAULT_RIDGE,
+    ) -> TrimmingRule:
+        r"""Fit the public propensity and choose the bounds.
+
+        Parameters
+        ----------
+        threshold : float or "optimal", default="optimal"
+            :math:`\gamma \in [0, 0.5)`; ``"optimal"``: :func:`optimal_threshold` of the
+            fitted propensities (Crump et al., 2009; about 0.1 in many applications).
+        side : {"both", "upper", "lower"}, default="both"
+            ``"both"`` for average effects over the population (ATE, potential-outcome
+            means); ``"upper"`` drops only propensities above :math:`1 - \gamma` (no
+            controls to compare with: the ATT's problem); ``"lower"`` only those below
+            :math:`\gamma`.
+        ridge : float, default=1e-4
+            Ridge of the logistic fit on standardised columns, times the number of rows.
+
+        Returns
+        -------
+        TrimmingRule
+
+        Raises
+        ------
+        DataMismatchError
+            A treatment arm keeps fewer than 10 rows.
+        """
+        owner = "PublicTrimming.fit"
+        import formulaic
+
+        if side not in ("both", "upper", "lower"):
+            raise ValueError(f"{owner}: side must be 'both', 'upper' or 'lower'; got {side!r}.")
+        ridge = check_in_interval(ridge, "ridge", owner, 0.0, np.inf)
+        mm = formulaic.model_matrix("1 + " + self._rhs, self._frame, na_action="raise")
+        X = np.asarray(mm, dtype=float)
+        check_no_nan(X, "public design", owner)
+        coef = _ridge_logit(X, self._d, float(ridge))
+        p = expit(X @ coef)
+        p_in = np.clip(p, 1e-12, 1 - 1e-12)
+        if isinstance(threshold, str):
+            if threshold != "optimal":
+                raise ValueError(
+                    f"{owner}: threshold must be a number in [0, 0.5) or 'optimal'; got "
+                    f"{threshold!r}."
+                )
+            gamma = optimal_threshold(p_in)
+        else:
+            gamma = check_in_interval(threshold, "threshold", owner, 0.0, 0.5, high_open=True)
+        lo = gamma if side in ("both", "lower") else 0.0
+        hi = 1.0 - gamma if side in ("both", "upper") else 1.0
+        keep = (p >= lo) & (p <= hi)
+        d = self._d
+        arms = {int(v): int(np.sum(keep & (d == v))) for v in (0, 1)}
+        if min(arms.values()) < MIN_ARM_ROWS:
+            raise DataMismatchError(
+                f"{owner}: the rule keeps {arms} rows per treatment arm; at least "
+                f"{MIN_ARM_ROWS} of each are needed. Choose a smaller threshold or a "
+                "coarser propensity formula."
+            )
+        h = 1.0 / (p_in * (1.0 - p_in))
+        return TrimmingRule(
+            formula=self.formula,
+            threshold=float(gamma),
+            side=side,
+            bounds=(float(lo), float(hi)),
+            coef=pd.Series(coef, index=list(mm.columns)),
+            n_rows=int(p.size),
+            n_kept=int(keep.sum()),
+            kept_by_arm=arms,
+            max_h=float(h[keep].max()),
+            max_h_all=float(h.max()),
+            _spec=mm.model_spec,
+        )
