@@ -161,7 +161,7 @@ def test_trimmed_fits_cover_the_trimmed_population_effect():
     tau = design.mean(pop, 1) - design.mean(pop, 0)
     err, se, cover, kept = [], [], [], []
     for rep in range(30):
-        mech, released, s_fit, _ = V.replication(5, "public_overlap", 1.0, 2000, rep)
+        _, released, s_fit, _ = V.replication(5, "public_overlap", 1.0, 2000, rep)
         rule = pi.PublicTrimming.from_formula("d ~ w", released).fit()
         truth = tau[rule.keep(pop)].mean()
         with warnings.catch_warnings():

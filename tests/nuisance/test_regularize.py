@@ -12,6 +12,7 @@ from privinfer.inversion import ReferenceMoments, private_gram, private_mean
 from privinfer.nuisance.regularize import (
     EXTRAPOLATION_LIMIT,
     SpectraCache,
+    SpectralChoice,
     _cv_losses_batched,
     _cv_losses_loop,
     _fold_spectra,
@@ -316,13 +317,17 @@ def test_comparison_fit_loosens_the_sieve_as_far_as_the_cv_allows():
     cand, rel = loosest_plausible(fits.choice)
     t = fits.choice.table
     row = t[(t.candidate == cand) & (t.relative_ridge == rel)].iloc[0]
-    chosen = t[(t.candidate == fits.choice.candidate)
-               & (t.relative_ridge == fits.choice.relative_ridge)].iloc[0]
+    chosen = t[
+        (t.candidate == fits.choice.candidate) & (t.relative_ridge == fits.choice.relative_ridge)
+    ].iloc[0]
     assert cand >= fits.choice.candidate and rel <= fits.choice.relative_ridge
     assert row.loss <= chosen.loss + chosen.fold_se and bool(row.tame)
     # no richer pair qualifies (the richest, then the smallest ridge, is returned)
-    richer = t[(t.candidate > cand) & (t.relative_ridge <= fits.choice.relative_ridge)
-               & (t.relative_ridge >= fits.choice.relative_ridge / 100)]
+    richer = t[
+        (t.candidate > cand)
+        & (t.relative_ridge <= fits.choice.relative_ridge)
+        & (t.relative_ridge >= fits.choice.relative_ridge / 100)
+    ]
     assert not ((richer.loss <= chosen.loss + chosen.fold_se) & richer.tame).any()
     sub = cands[cand]
     assert fits.choice.candidate == 1 and cand == 2  # a richer sieve (not vacuous)
@@ -334,8 +339,9 @@ def test_comparison_fit_loosens_the_sieve_as_far_as_the_cv_allows():
         P[0, 0] = 0.0
         schur = Gs[1:, 1:] - np.outer(Gs[1:, 0], Gs[1:, 0]) / Gs[0, 0]
         lam = rel * np.trace(schur) / (sub.size - 1)  # relative to the penalised block
-        np.testing.assert_allclose(fits.loose[f, sub], np.linalg.solve(Gs + lam * P, rt[sub]),
-                                   rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(
+            fits.loose[f, sub], np.linalg.solve(Gs + lam * P, rt[sub]), rtol=1e-6, atol=1e-8
+        )
         assert np.all(fits.loose[f, np.setdiff1d(np.arange(6), sub)] == 0.0)
 
 
@@ -484,3 +490,52 @@ def test_spare_flags_keep_the_common_guard_for_unflagged_candidates():
     first = flagged.candidate == 0
     pd.testing.assert_frame_equal(flagged[first], common[first], check_exact=True)
     assert not np.allclose(flagged.loss[~first], common.loss[~first])
+
+
+def test_comparison_fit_spares_public_functions_when_the_choice_does(monkeypatch):
+    # the looser comparison fit behind the bias bound must be looser in every way: with a
+    # chosen candidate that spares its public functions from the noise guard and a richer
+    # comparison candidate that is not flagged, the comparison fit still spares them
+    # (guarding them again biased the comparison fit, so the bound measured that bias)
+    import privinfer.nuisance.regularize as reg
+
+    rng = np.random.default_rng(25)
+    n, F = 4000, 5
+    G, c = _public_private_fold_stats(rng, n, F, 1.0)
+    nr = np.full(F, n / F)
+    masks = ~np.eye(F, dtype=bool)
+    noiseless = np.array([True, True, True, False, False])
+    cands = [np.array([0, 1, 2, 3]), np.arange(5)]
+    real_cv = reg.cv_spectral
+
+    def chose_first(*args, **kwargs):
+        ch = real_cv(*args, **kwargs)
+        return reg.SpectralChoice(0, cands[0], ch.ridge, 1e-3, ch.loss, ch.columns, 1.0)
+
+    monkeypatch.setattr(reg, "cv_spectral", chose_first)
+    monkeypatch.setattr(
+        reg, "loosest_plausible", lambda choice, loosen=100.0, containing=None: (1, 1e-4)
+    )
+    kw = dict(candidates=cands, noise_share=0.5, noiseless=noiseless)
+    flagged_first = fit_crossfit(G, c, nr, masks, spare=[True, False], **kw)
+    both = fit_crossfit(G, c, nr, masks, spare=[True, True], **kw)
+    neither = fit_crossfit(G, c, nr, masks, spare=[False, False], **kw)
+    np.testing.assert_allclose(flagged_first.coefs, both.coefs, rtol=0, atol=0)
+    np.testing.assert_allclose(flagged_first.loose, both.loose, rtol=1e-12, atol=1e-14)
+    # and the common guard on the public functions would have changed the comparison fit
+    assert not np.allclose(flagged_first.loose[:, 1:3], neither.loose[:, 1:3], atol=1e-3)
+
+
+def test_loosest_plausible_keeps_to_sieves_that_contain_the_choice():
+    # candidate 1 ("level 4") is plausible but lacks the chosen candidate 0's interactions;
+    # only candidate 2 contains them, and it is not plausible: the comparison fit stays on
+    # candidate 0 at a smaller ridge instead of dropping functions the chosen fit uses
+    t = pd.DataFrame({"candidate": [0, 0, 0, 1, 1, 2, 2],
+                      "relative_ridge": [0.001, 0.01, 0.1, 0.01, 0.1, 0.01, 0.1],
+                      "loss": [1.05, 1.02, 1.0, 1.01, 1.03, 3.0, 2.0], "fold_se": 0.1,
+                      "n_floored": 0, "tame": True})  # fmt: skip
+    ch = SpectralChoice(0, np.arange(3), 0.1, 0.1, 1.0, t, 0.5)
+    assert loosest_plausible(ch) == (1, 0.01)  # the old reading: any later candidate
+    assert loosest_plausible(ch, containing=[0, 2]) == (0, 0.001)
+    t.loc[t.candidate == 2, "loss"] = [1.08, 1.09]
+    assert loosest_plausible(ch, containing=[0, 2]) == (2, 0.01)
