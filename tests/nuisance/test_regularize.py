@@ -12,7 +12,6 @@ from privinfer.inversion import ReferenceMoments, private_gram, private_mean
 from privinfer.nuisance.regularize import (
     EXTRAPOLATION_LIMIT,
     SpectraCache,
-    SpectralChoice,
     _cv_losses_batched,
     _cv_losses_loop,
     _fold_spectra,
@@ -513,9 +512,7 @@ def test_comparison_fit_spares_public_functions_when_the_choice_does(monkeypatch
         return reg.SpectralChoice(0, cands[0], ch.ridge, 1e-3, ch.loss, ch.columns, 1.0)
 
     monkeypatch.setattr(reg, "cv_spectral", chose_first)
-    monkeypatch.setattr(
-        reg, "loosest_plausible", lambda choice, loosen=100.0, containing=None: (1, 1e-4)
-    )
+    monkeypatch.setattr(reg, "loosest_plausible", lambda choice, loosen=100.0: (1, 1e-4))
     kw = dict(candidates=cands, noise_share=0.5, noiseless=noiseless)
     flagged_first = fit_crossfit(G, c, nr, masks, spare=[True, False], **kw)
     both = fit_crossfit(G, c, nr, masks, spare=[True, True], **kw)
@@ -524,18 +521,3 @@ def test_comparison_fit_spares_public_functions_when_the_choice_does(monkeypatch
     np.testing.assert_allclose(flagged_first.loose, both.loose, rtol=1e-12, atol=1e-14)
     # and the common guard on the public functions would have changed the comparison fit
     assert not np.allclose(flagged_first.loose[:, 1:3], neither.loose[:, 1:3], atol=1e-3)
-
-
-def test_loosest_plausible_keeps_to_sieves_that_contain_the_choice():
-    # candidate 1 ("level 4") is plausible but lacks the chosen candidate 0's interactions;
-    # only candidate 2 contains them, and it is not plausible: the comparison fit stays on
-    # candidate 0 at a smaller ridge instead of dropping functions the chosen fit uses
-    t = pd.DataFrame({"candidate": [0, 0, 0, 1, 1, 2, 2],
-                      "relative_ridge": [0.001, 0.01, 0.1, 0.01, 0.1, 0.01, 0.1],
-                      "loss": [1.05, 1.02, 1.0, 1.01, 1.03, 3.0, 2.0], "fold_se": 0.1,
-                      "n_floored": 0, "tame": True})  # fmt: skip
-    ch = SpectralChoice(0, np.arange(3), 0.1, 0.1, 1.0, t, 0.5)
-    assert loosest_plausible(ch) == (1, 0.01)  # the old reading: any later candidate
-    assert loosest_plausible(ch, containing=[0, 2]) == (0, 0.001)
-    t.loc[t.candidate == 2, "loss"] = [1.08, 1.09]
-    assert loosest_plausible(ch, containing=[0, 2]) == (2, 0.01)
