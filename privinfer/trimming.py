@@ -332,7 +332,7 @@ class PublicTrimming:
     (0.087, True)
     >>> kept = rule.apply(released)                             # rows with p(w) in bounds
     >>> res = pi.PrivateATE.from_formula("y ~ d | x + w", kept).fit(random_state=0)
-    >>> print(rule.bounds[0] <= rule.propensity(kept).min())
+    >>> bool(rule.bounds[0] <= rule.propensity(kept).min())
     True
     """
 
