@@ -167,6 +167,15 @@ import privinfer as pi
 _F = pi.reference.Frozen
 
 
+def _truncated_gamma(shape, scale, cap, n, rng):
+    """``n`` gamma draws truncated at ``cap`` (values above it are redrawn)."""
+    x = rng.gamma(shape, scale, n)
+    while np.any(x > cap):
+        bad = x > cap
+        x[bad] = rng.gamma(shape, scale, int(bad.sum()))
+    return x
+
+
 # H1. A propensity in the product of two private covariates
 def _cov_tensor(n, rng):
     z = rng.multivariate_normal([0.0, 0.0], [[1.0, 0.5], [0.5, 1.0]], size=n)
@@ -289,10 +298,7 @@ def _mu_corr(X, d):
 
 # H8. A count outcome growing exponentially in a skewed private covariate
 def _cov_count(n, rng):
-    x = rng.gamma(2.0, 1.0, n)
-    while np.any(x > 8.0):  # truncate at 8 by redrawing
-        bad = x > 8.0
-        x[bad] = rng.gamma(2.0, 1.0, int(bad.sum()))
+    x = _truncated_gamma(2.0, 1.0, 8.0, n, rng)
     return pd.DataFrame({"x": x, "z": rng.uniform(-1, 1, n)})
 
 
@@ -679,10 +685,7 @@ def _mu_pbin(X, d):
 
 # H23-H25 (sixth round): public covariates under the outcome fits' public-sparing guard
 def _cov_tail(n, rng):
-    x = rng.gamma(2.0, 1.0, n)
-    while np.any(x > 8.0):  # truncate at 8 by redrawing
-        bad = x > 8.0
-        x[bad] = rng.gamma(2.0, 1.0, int(bad.sum()))
+    x = _truncated_gamma(2.0, 1.0, 8.0, n, rng)
     return pd.DataFrame({"x": x, "w": rng.normal(size=n)})
 
 
@@ -740,10 +743,7 @@ def _mu_heavy(X, d):
 
 # H26-H28 (seventh round): a jump in the propensity, a radial surface, gross outliers
 def _cov_elig(n, rng):
-    x = rng.gamma(2.0, 1.2, n)
-    while np.any(x > 8.0):  # truncate at 8 by redrawing
-        bad = x > 8.0
-        x[bad] = rng.gamma(2.0, 1.2, int(bad.sum()))
+    x = _truncated_gamma(2.0, 1.2, 8.0, n, rng)
     return pd.DataFrame({"x": x, "w": (rng.random(n) < 0.5).astype(np.int64)})
 
 
