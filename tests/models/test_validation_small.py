@@ -187,6 +187,11 @@ CASES = [
     pytest.param("kink_mixed", 0.7, 2000, "ATE", "ATE", id="kink_mixed-a0.7-n2000-ATE"),
     pytest.param("binary_outcome", 0.7, 2000, "POM", "E[Y(1)]", id="binary-a0.7-n2000-EY1"),
     pytest.param("factor_12", 0.7, 4000, "ATE", "ATE", id="factor_12-a0.7-n4000-ATE"),
+    # a held-out design (seventh round): a propensity that jumps at a threshold of a
+    # private covariate, so the Riesz representer is a step no smooth sieve holds
+    pytest.param(
+        "eligibility_step", 1.0, 4000, "ATT", "ATT", id="eligibility_step-a1-n4000-ATT"
+    ),
     pytest.param("nsw_censored", 0.5, 500, "ATE", "ATE", id="nsw-a0.5-n500-ATE"),
     pytest.param(
         "sieve_drift",
