@@ -189,9 +189,7 @@ CASES = [
     pytest.param("factor_12", 0.7, 4000, "ATE", "ATE", id="factor_12-a0.7-n4000-ATE"),
     # a held-out design (seventh round): a propensity that jumps at a threshold of a
     # private covariate, so the Riesz representer is a step no smooth sieve holds
-    pytest.param(
-        "eligibility_step", 1.0, 4000, "ATT", "ATT", id="eligibility_step-a1-n4000-ATT"
-    ),
+    pytest.param("eligibility_step", 1.0, 4000, "ATT", "ATT", id="eligibility_step-a1-n4000-ATT"),
     pytest.param("nsw_censored", 0.5, 500, "ATE", "ATE", id="nsw-a0.5-n500-ATE"),
     pytest.param(
         "sieve_drift",
