@@ -109,6 +109,9 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     import privinfer.models._nuisances as nuisances
 
     before = nuisances._REFIT_MARGIN  # --refit-margin: a research option of the bootstrap
+    groups = nuisances._REFIT_MARGIN_GROUPS  # --refit-margin-groups
+    if task.get("refit_margin_groups"):
+        nuisances._REFIT_MARGIN_GROUPS = tuple(task["refit_margin_groups"].split(","))
     tensor = nuisances._SIEVE_TENSOR  # --no-tensor: the sieve without the tensor block
     margin = nuisances._INTERACTION_MARGIN  # --interaction-margin
     lead = nuisances._PUBLIC_HEAD_START  # --no-public-lead
@@ -127,6 +130,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
             return _run_task(task)
     finally:
         nuisances._REFIT_MARGIN = before
+        nuisances._REFIT_MARGIN_GROUPS = groups
         nuisances._SIEVE_TENSOR = tensor
         nuisances._INTERACTION_MARGIN = margin
         nuisances._PUBLIC_HEAD_START = lead
@@ -219,6 +223,7 @@ def make_tasks(
     no_public_lead: bool = False,
     common_guard: bool = False,
     spare_fits: str | None = None,
+    refit_margin_groups: str | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -247,6 +252,7 @@ def make_tasks(
                             "no_public_lead": no_public_lead,
                             "common_guard": common_guard,
                             "spare_fits": spare_fits,
+                            "refit_margin_groups": refit_margin_groups,
                         }
                     )
     return tasks
@@ -509,6 +515,12 @@ def main(argv: list[str] | None = None) -> None:
         "best CV loss (default: all sub-bases)",
     )
     parser.add_argument(
+        "--refit-margin-groups",
+        default=None,
+        help="comma list of the nuisance groups --refit-margin restricts: outcome, riesz "
+        "(default: both)",
+    )
+    parser.add_argument(
         "--no-tensor",
         action="store_true",
         help="the sieve without its polynomial tensor block (only products of linear "
@@ -582,6 +594,7 @@ def main(argv: list[str] | None = None) -> None:
             refit_margin=args.refit_margin, first=args.first_rep, no_tensor=args.no_tensor,
             interaction_margin=args.interaction_margin, no_public_lead=args.no_public_lead,
             common_guard=args.common_guard, spare_fits=args.spare_fits,
+            refit_margin_groups=args.refit_margin_groups,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

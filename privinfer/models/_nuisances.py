@@ -77,6 +77,10 @@ _SIEVE_ROWS_PER_BASIS = 10
 #: sub-bases instead removed a third of the selection variance the bootstrap is there to
 #: see, for 40% less time.
 _REFIT_MARGIN: float | None = None
+#: Which nuisance groups (``"outcome"``, ``"riesz"``: the arms' representers and the
+#: ATT's odds) ``_REFIT_MARGIN`` restricts; a research switch of the validation suite
+#: (``--refit-margin-groups``).
+_REFIT_MARGIN_GROUPS: tuple[str, ...] = ("outcome", "riesz")
 #: Whether the sieve's interaction block holds the polynomial tensor products (the
 #: default) or only the products of the linear terms, as before issue 14's second round of
 #: held-out designs. A research switch of the validation suite (``--no-tensor``), which
@@ -366,6 +370,7 @@ def fit_series(
         cands = candidates
         if (
             _REFIT_MARGIN is not None
+            and group in _REFIT_MARGIN_GROUPS
             and prev is not None
             and prev.choice is not None
             and candidates is not None
