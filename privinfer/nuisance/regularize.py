@@ -916,9 +916,9 @@ def loosest_plausible(choice: SpectralChoice, loosen: float = LOOSEN) -> tuple[i
     :math:`\hat\lambda/` ``loosen`` and :math:`\hat\lambda`, never needed the
     last-resort floor and are not carried by their ridge (``tame``); of those whose CV
     loss is within one fold standard error of the chosen fit's, the richest sieve at its
-    smallest ridge. Regularisation biases a fit in two ways, through
-    the ridge and through the sieve's truncation, and this comparison fit is looser in
-    both as far as the data still find it as good. Loosening further only reaches fits the held-out
+    smallest ridge. Regularisation biases a fit in two ways, through the ridge and
+    through the sieve's truncation, and this comparison fit is looser in both as far as
+    the data still find it as good. Loosening further only reaches fits the held-out
     loss already rejects as noise, whose estimates move by noise rather than by the bias
     that regularisation left (:func:`fit_crossfit`'s comparison fit). ``(candidate,
     relative_ridge)`` of the choice itself when nothing qualifies.

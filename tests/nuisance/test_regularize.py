@@ -405,21 +405,28 @@ def _public_private_fold_stats(rng, n, F, noise):
     return G + E, c
 
 
+#: which of the basis functions (1, w, w^2, x, x^2) carry no privatisation noise
+_NOISELESS = np.array([True, True, True, False, False])
+
+
+def _public_private_setup(seed, n=4000, F=5):
+    """Seeded fold statistics of ``_public_private_fold_stats`` (noise sd 1), the folds'
+    row counts and the leave-one-fold-out training masks."""
+    G, c = _public_private_fold_stats(np.random.default_rng(seed), n, F, 1.0)
+    return G, c, np.full(F, n / F), ~np.eye(F, dtype=bool)
+
+
 def test_guard_on_private_functions_only_is_an_extra_private_penalty():
     # with ``noiseless`` the noise guard g is added to the private functions' diagonal and
     # the CV ridge lambda to every non-constant one: the fit solves (G + lambda D + g D_x)
-    rng = np.random.default_rng(23)
-    n, F = 4000, 5
-    G, c = _public_private_fold_stats(rng, n, F, 1.0)
-    nr = np.full(F, n / F)
-    masks = ~np.eye(F, dtype=bool)
-    noiseless = np.array([True, True, True, False, False])
+    G, c, nr, masks = _public_private_setup(23)
+    noiseless = _NOISELESS
     fits = fit_crossfit(G, c, nr, masks, noise_share=0.5, noiseless=noiseless)
     idx = np.arange(5)
     guarded = guarded_of(idx, noiseless)
     assert guarded.tolist() == [False, False, False, True, True]
     lifts = []
-    for f in range(F):
+    for f in range(len(nr)):
         Gt = np.tensordot(masks[f] / masks[f].sum(), G, 1)
         rt = masks[f] / masks[f].sum() @ c
         g = noise_guard(G, nr, idx, masks[f], Gt, 0.5, guarded)
@@ -477,11 +484,8 @@ def test_guarded_spectra_batched_equal_fold_by_fold():
 def test_spare_flags_keep_the_common_guard_for_unflagged_candidates():
     # candidates not flagged in ``spare`` are fitted exactly as without ``noiseless``;
     # the flagged one differs (its guard lifts only the private functions)
-    rng = np.random.default_rng(24)
-    n, F = 4000, 5
-    G, c = _public_private_fold_stats(rng, n, F, 1.0)
-    nr = np.full(F, n / F)
-    noiseless = np.array([True, True, True, False, False])
+    G, c, nr, _ = _public_private_setup(24)
+    noiseless = _NOISELESS
     cands = [np.array([0, 1, 3]), np.arange(5)]
     flagged = cv_spectral(G, c, nr, candidates=cands, noise_share=0.5, noiseless=noiseless,
                           spare=[False, True]).table  # fmt: skip
@@ -498,12 +502,8 @@ def test_comparison_fit_spares_public_functions_when_the_choice_does(monkeypatch
     # (guarding them again biased the comparison fit, so the bound measured that bias)
     import privinfer.nuisance.regularize as reg
 
-    rng = np.random.default_rng(25)
-    n, F = 4000, 5
-    G, c = _public_private_fold_stats(rng, n, F, 1.0)
-    nr = np.full(F, n / F)
-    masks = ~np.eye(F, dtype=bool)
-    noiseless = np.array([True, True, True, False, False])
+    G, c, nr, masks = _public_private_setup(25)
+    noiseless = _NOISELESS
     cands = [np.array([0, 1, 2, 3]), np.arange(5)]
     real_cv = reg.cv_spectral
 
