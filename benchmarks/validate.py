@@ -26,6 +26,7 @@ Usage::
     python benchmarks/validate.py --alphas 0.7,0.5 --n 4000 --reps 24 --refit-margin 2
     python benchmarks/validate.py --designs kink_mixed --alphas 0.5 --n 4000 --no-tensor
     python benchmarks/validate.py --alphas 0.5 --n 4000 --interaction-margin 1
+    python benchmarks/validate.py --designs cps_lalonde --alphas 1 --n 4000 --min-arm-cap
     python benchmarks/validate.py --render full.csv --md docs/user_guide/validation_results.md
     python benchmarks/validate.py --n 4000 --reps 100 --first-rep 100 --out b.csv  # 100-199
     python benchmarks/validate.py --pool a_reps.csv,b_reps.csv --out full.csv
@@ -119,6 +120,10 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     unguarded = nuisances._PUBLIC_UNGUARDED  # --common-guard
     nuisances._PUBLIC_UNGUARDED = not task.get("common_guard", False)
     spare = nuisances._SPARE_FITS  # --spare-fits
+    arm_caps = nuisances._ARM_CAPS  # --min-arm-cap
+    nuisances._ARM_CAPS = not task.get("min_arm_cap", False)
+    odds_arm = nuisances._ODDS_CAP_ARM  # --odds-cap-arm
+    nuisances._ODDS_CAP_ARM = task.get("odds_cap_arm") or odds_arm
     if task.get("spare_fits"):
         nuisances._SPARE_FITS = tuple(task["spare_fits"].split(","))
     nuisances._REFIT_MARGIN = task.get("refit_margin", before)
@@ -136,6 +141,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         nuisances._PUBLIC_HEAD_START = lead
         nuisances._PUBLIC_UNGUARDED = unguarded
         nuisances._SPARE_FITS = spare
+        nuisances._ARM_CAPS = arm_caps
+        nuisances._ODDS_CAP_ARM = odds_arm
 
 
 def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -224,6 +231,8 @@ def make_tasks(
     common_guard: bool = False,
     spare_fits: str | None = None,
     refit_margin_groups: str | None = None,
+    min_arm_cap: bool = False,
+    odds_cap_arm: str | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -253,6 +262,8 @@ def make_tasks(
                             "common_guard": common_guard,
                             "spare_fits": spare_fits,
                             "refit_margin_groups": refit_margin_groups,
+                            "min_arm_cap": min_arm_cap,
+                            "odds_cap_arm": odds_cap_arm,
                         }
                     )
     return tasks
@@ -521,6 +532,18 @@ def main(argv: list[str] | None = None) -> None:
         "(default: both)",
     )
     parser.add_argument(
+        "--min-arm-cap",
+        action="store_true",
+        help="the smallest arm's rows cap every fit's sieve (the rule before the eighth "
+        "round of held-out designs) instead of each fit's own arm's",
+    )
+    parser.add_argument(
+        "--odds-cap-arm",
+        choices=["control", "treated"],
+        default=None,
+        help="which arm's rows cap the ATT's odds fit (default: control)",
+    )
+    parser.add_argument(
         "--no-tensor",
         action="store_true",
         help="the sieve without its polynomial tensor block (only products of linear "
@@ -595,6 +618,8 @@ def main(argv: list[str] | None = None) -> None:
             interaction_margin=args.interaction_margin, no_public_lead=args.no_public_lead,
             common_guard=args.common_guard, spare_fits=args.spare_fits,
             refit_margin_groups=args.refit_margin_groups,
+            min_arm_cap=args.min_arm_cap,
+            odds_cap_arm=args.odds_cap_arm,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

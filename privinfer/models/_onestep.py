@@ -97,6 +97,7 @@ from privinfer.models._nuisances import (
     SeriesFits,
     SeriesOutcome,
     SeriesRiesz,
+    arm_caps,
     choose_basis,
     fit_series,
     kernel_outcome,
@@ -748,6 +749,7 @@ class TreatmentModel:
         # the sieve's candidates, listed once for the fit and every bootstrap refit
         cands = basis.candidates() if isinstance(basis, SieveBasis) else None
         noiseless = noiseless_functions(basis, self.mechanism.alpha)
+        caps = None if cands is None else arm_caps(x, self.mechanism.alpha)
 
         def refit(
             st: FoldStats, like: SeriesFits | None = None, loose: bool | None = None
@@ -773,6 +775,7 @@ class TreatmentModel:
                 public_lead=None
                 if cands is None
                 else [", public +" in d for d, _ in cands],
+                caps=caps,
             )
 
         # pass 1: per fold x arm sufficient statistics (per fold x block x arm when the

@@ -38,8 +38,9 @@ class PrivateATE(TreatmentModel):
         of Legendre polynomials and hierarchical cubic B-splines on the deconvolved-CDF
         scale of each covariate, from which the outcome regression and the Riesz
         representer each choose their own size by private cross-validation; its largest
-        candidate has at most ``n_min * alpha**2 / 10`` functions (``n_min``: the smallest
-        arm) and 160. An integer: the polynomial series of that degree.
+        candidate has at most ``n_k * alpha**2 / 10`` functions and 160, where ``n_k``
+        counts the rows of the arm whose Gram matrix the fit solves (the control arm
+        for the ATT's odds). An integer: the polynomial series of that degree.
     ridge : float, "cv" or None, default=None
         Ridge of the series fits, relative to the mean eigenvalue of each Gram matrix (the
         constant is not penalised). ``"cv"``: each fit chooses its own by its own private

@@ -67,7 +67,7 @@ __all__ = [
 
 #: Largest ladder level (linear, square, cube, then 1, 3, 7, 15 and 31 knots). Level 8
 #: (16 bumps a column, each over 1/16 of the data) enters the candidates only when the
-#: size limit allows it (about n_min * alpha^2 >= 700 for two continuous columns): at
+#: size limit allows it (about n_k * alpha^2 >= 700 for two continuous columns): at
 #: alpha = 1 and n = 16000 it took the sparse-tail bias of a clipped lognormal covariate's
 #: E[Y(1)] from -0.56 to -0.21 SE (validation page of the user guide); at level 7 its
 #: upper 6% lies inside one knot interval.

@@ -22,7 +22,10 @@ by at most 0.1 SE (the kernel route by 0.19), below it by up to 2 SE, with boots
 standard errors up to 2.9 times larger at ``n * alpha^2`` of 960-1280), and once when the
 noise guard of the outcome fits started to spare the public sieve functions below
 ``alpha = 1`` (the two cases with a public continuous covariate whose CV picks a
-public-lead candidate: an estimate moved by 0.05 SE, a bootstrap ``bse`` by 0.6%).
+public-lead candidate: an estimate moved by 0.05 SE, a bootstrap ``bse`` by 0.6%), and
+once when each fit's sieve became capped by its own arm's rows instead of the smallest
+arm's (eleven cases; in eight only the larger basis's indefiniteness note and warnings
+moved, ``ate_nrep3``'s estimate by 0.05 SE, bootstrap ``bse`` by -2% to +6%).
 Restructuring must
 leave ``params``, ``bse``, the influence values and every numeric diagnostic unchanged
 (relative tolerance 1e-9: OpenBLAS picks its kernels by CPU, so the same code differs in

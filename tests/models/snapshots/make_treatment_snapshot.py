@@ -8,7 +8,9 @@ moved by at most 0.007, 0.13 SE) and for the few-clusters warning (the warnings 
 four clustered cases, 7 to 40 clusters; no number moved) and for the noise guard that
 spares the public functions of the outcome fits below alpha = 1 (``ate_weights_public``:
 estimate 1.0976 -> 1.1003, 0.05 SE; ``att_cluster_weights``: bootstrap refits only,
-``bse`` +0.6%), and must only be regenerated
+``bse`` +0.6%) and for the sieve caps by each fit's own arm (eleven cases: the larger
+basis's indefiniteness notes, ``ate_nrep3``'s estimate by 0.05 SE, bootstrap ``bse`` by
+-2% to +6%), and must only be regenerated
 when a change of numbers or warnings is intended:
 ``python tests/models/snapshots/make_treatment_snapshot.py [CASE ...]`` (named cases
 only, or all).
