@@ -176,6 +176,26 @@ outcome that *jumps* at a threshold of a private covariate::
   and the effect *jump* at 0.6 (a benefit rule), a smooth propensity in it and a
   private clipped normal with a ``sin`` term.
 
+A ninth round of three, written on 2026-12-05 after the arm caps and never used to tune
+anything, for the one treatment shape no round had validated: a **multi-valued
+treatment** (``Design.arms > 2``; the package's ``ATE[k vs 0]`` and ``E[Y(k)]``, no
+ATT)::
+
+    python benchmarks/validate.py --designs dose_levels,rare_arm,card_schooling \
+--alphas 1,0.7,0.5 --n 4000 --reps 50 --estimands ATE,POM
+
+* ``dose_levels``: three doses by a multinomial logit in a skewed private covariate
+  (gamma truncated at 8, uniform reference on [0, 8]) and a public normal; the high dose
+  is taken by 21%, rising with the covariate, each level's probability floored at 3%;
+  a ``log1p`` outcome, effects in ``sqrt`` and ``tanh`` of the covariate.
+* ``rare_arm``: three arms, the third taken by under 4% (probability floored at 0.5%,
+  driven by a private normal under a wider normal reference); a binary outcome whose
+  effect of the rare arm varies with that covariate.
+* ``card_schooling``: Card's NLS resampled as in ``card_parents``; four schooling levels
+  (below 12, 12, 13-15, 16 or more years) by an ordered logit in the parents' schooling,
+  the test score and the nearby college (each level at least 2%); a log-wage outcome with
+  returns 0.10, 0.22 and 0.40 and a college return rising in the score.
+
 Truths are population quantities computed as in ``validate_designs.py``; the hidden
 cluster shocks enter the ATT's truth through the propensity, never the outcome means.
 """
@@ -953,6 +973,83 @@ def _mu_jump(X, d):
     return 1.5 * step + np.sin(2.0 * z) + d * (1.0 + step)
 
 
+# ---------------------------------------------------------------------------------------
+# Ninth round: multi-valued treatments (``Design.arms > 2``)
+def _floored(p, floor):
+    """Rows of probabilities floored at ``floor`` and renormalised (limited, not absent, overlap)."""
+    p = np.maximum(p, floor)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def _softmax(*logits):
+    e = np.exp(np.column_stack([np.zeros_like(logits[0]), *logits]))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _cov_dose(n, rng):
+    return pd.DataFrame(
+        {
+            "x": _truncated_gamma(2.0, 1.2, 8.0, n, rng),
+            "z": np.clip(rng.normal(size=n), -3.0, 3.0),
+        }
+    )
+
+
+def _ps_dose(X):
+    x, z = X.x.to_numpy(), X.z.to_numpy()
+    return _floored(_softmax(-0.2 + 0.3 * x + 0.4 * z, -2.4 + 0.75 * x - 0.3 * z), 0.03)
+
+
+def _mu_dose(X, d):
+    x, z = X.x.to_numpy(), X.z.to_numpy()
+    effect = np.select(
+        [d == 1, d == 2], [0.5 + 0.3 * np.sqrt(x), 1.0 + 0.8 * np.tanh(x - 2.0)], 0.0
+    )
+    return 2.0 * np.log1p(x) + 0.5 * z + effect
+
+
+def _cov_rare_arm(n, rng):
+    return pd.DataFrame(
+        {
+            "x1": rng.normal(size=n),
+            "x2": rng.uniform(0.0, 1.0, n),
+            "w": (rng.random(n) < 0.4).astype(float),
+        }
+    )
+
+
+def _ps_rare_arm(X):
+    x1, x2, w = X.x1.to_numpy(), X.x2.to_numpy(), X.w.to_numpy()
+    return _floored(_softmax(0.2 + 0.5 * x1 + 0.5 * w, -3.1 + 1.2 * x1 + 0.8 * x2), 0.005)
+
+
+def _mu_rare_arm(X, d):
+    x1, x2, w = X.x1.to_numpy(), X.x2.to_numpy(), X.w.to_numpy()
+    effect = np.select([d == 1, d == 2], [0.4, 0.9 - 0.4 * x1], 0.0)
+    return _expit(-0.5 + 0.8 * x1 - 0.6 * x2 + 0.3 * w + effect)
+
+
+#: ordered-logit cut points of the schooling levels <12, 12, 13-15, 16+ years
+_SCHOOL_CUTS = (1.4, 3.6, 4.9)
+_SCHOOL_RETURN = (0.0, 0.10, 0.22, 0.40)
+
+
+def _ps_school(X):
+    fe, me, kww = (X[c].to_numpy() for c in CARD_PRIVATE)
+    black, _, _, near = (X[c].to_numpy() for c in CARD_PUBLIC)
+    index = 0.15 * fe + 0.12 * me + 0.08 * (kww - 34.0) + 0.5 * near - 0.3 * black
+    below = np.column_stack([_expit(c - index) for c in _SCHOOL_CUTS] + [np.ones_like(index)])
+    return _floored(np.diff(below, axis=1, prepend=0.0), 0.02)
+
+
+def _mu_school(X, d):
+    fe, me, kww = (X[c].to_numpy() for c in CARD_PRIVATE)
+    black, south, smsa, _ = (X[c].to_numpy() for c in CARD_PUBLIC)
+    base = 5.6 + 0.012 * kww + 0.15 * smsa - 0.18 * black - 0.1 * south + 0.015 * fe + 0.01 * me
+    college = 0.15 * (_expit((kww - 40.0) / 4.0) - 0.5) * (d == 3)
+    return base + np.asarray(_SCHOOL_RETURN)[d] + college
+
+
 HOLDOUT_LIST = [
     Design(
         "tensor_tanh",
@@ -1314,6 +1411,47 @@ HOLDOUT_LIST = [
         _ps_jump,
         _mu_jump,
         lambda X, d, rng: _mu_jump(X, d) + rng.normal(size=len(X)),
+    ),
+    Design(
+        "dose_levels",
+        "Three doses; a skewed top-coded private x drives the high dose (3% floor); log/tanh",
+        "y ~ d | x + z",
+        ("z",),
+        lambda: {"x": _U(0, 8)},
+        _cov_dose,
+        _ps_dose,
+        _mu_dose,
+        lambda X, d, rng: _mu_dose(X, d) + rng.normal(size=len(X)),
+        arms=3,
+    ),
+    Design(
+        "rare_arm",
+        "Three arms, the third taken by 4%; binary outcome; private normal under a wider reference",
+        "y ~ d | x1 + x2 + w",
+        ("w",),
+        lambda: {"x1": _F(stats.norm(0, 1.5)), "x2": _U(0, 1)},
+        _cov_rare_arm,
+        _ps_rare_arm,
+        _mu_rare_arm,
+        lambda X, d, rng: (rng.random(len(X)) < _mu_rare_arm(X, d)).astype(float),
+        arms=3,
+    ),
+    Design(
+        "card_schooling",
+        "Card's NLS resampled; four schooling levels by an ordered logit in private covariates",
+        "y ~ d | fatheduc + motheduc + KWW + black + south + smsa + nearc4",
+        tuple(CARD_PUBLIC),
+        lambda: {
+            "fatheduc": _F(stats.randint(0, 19)),
+            "motheduc": _F(stats.randint(0, 19)),
+            "KWW": _U(0, 60),
+        },
+        _cov_card,
+        _ps_school,
+        _mu_school,
+        lambda X, d, rng: _mu_school(X, d) + 0.38 * rng.normal(size=len(X)),
+        _pop_card,
+        arms=4,
     ),
 ]
 

