@@ -196,6 +196,10 @@ ATT)::
   the test score and the nearby college (each level at least 2%); a log-wage outcome with
   returns 0.10, 0.22 and 0.40 and a college return rising in the score.
 
+``public_arms`` (three arms pushed apart by a *public* normal: a tenth of the rows have a
+level with probability below 0.007; effects that vary with it) was written with them for
+the multi-valued trimming rule's Monte Carlo (``benchmarks/mc_trimming.py``).
+
 Truths are population quantities computed as in ``validate_designs.py``; the hidden
 cluster shocks enter the ATT's truth through the propensity, never the outcome means.
 """
@@ -1050,6 +1054,21 @@ def _mu_school(X, d):
     return base + np.asarray(_SCHOOL_RETURN)[d] + college
 
 
+def _cov_public_arms(n, rng):
+    return pd.DataFrame({"x": rng.uniform(0.0, 1.0, n), "w": rng.normal(size=n)})
+
+
+def _ps_public_arms(X):
+    x, w = X.x.to_numpy(), X.w.to_numpy()
+    return _softmax(0.3 + 1.3 * w + 0.5 * x, -0.3 - 1.6 * w + 0.5 * x)
+
+
+def _mu_public_arms(X, d):
+    x, w = X.x.to_numpy(), X.w.to_numpy()
+    effect = np.select([d == 1, d == 2], [1.0 + 0.5 * w, 2.0 - 0.5 * w + x], 0.0)
+    return np.sin(2.0 * x) + w + effect
+
+
 HOLDOUT_LIST = [
     Design(
         "tensor_tanh",
@@ -1452,6 +1471,18 @@ HOLDOUT_LIST = [
         lambda X, d, rng: _mu_school(X, d) + 0.38 * rng.normal(size=len(X)),
         _pop_card,
         arms=4,
+    ),
+    Design(
+        "public_arms",
+        "Three arms driven apart by a public normal (no floor); effects vary with it",
+        "y ~ d | x + w",
+        ("w",),
+        lambda: {"x": _U(0, 1)},
+        _cov_public_arms,
+        _ps_public_arms,
+        _mu_public_arms,
+        lambda X, d, rng: _mu_public_arms(X, d) + rng.normal(size=len(X)),
+        arms=3,
     ),
 ]
 

@@ -5,7 +5,10 @@ replication draws a release exactly as ``validate.py`` does (same seeds), fits t
 of Crump, Hotz, Imbens and Mitnik (2009) on the public columns of the release, and fits
 ``PrivateATE`` twice: on all rows (target: the population ATE) and on the rows the rule
 keeps (target: the ATE of the subpopulation the rule defines, computed for that
-replication's rule over a population draw of two million rows). ``--estimand ATT`` fits
+replication's rule over a population draw of two million rows). Designs with a
+multi-valued treatment (``public_arms``) fit the multinomial rule (keep the rows whose
+every level has public probability at least gamma) and report every effect
+``ATE[k vs 0]``. ``--estimand ATT`` fits
 ``PrivateATT`` and trims one side (``side="upper"``: propensities near 1 leave the
 treated without controls); its targets weight the effects by the true propensity. Per
 cell it prints the
@@ -17,6 +20,7 @@ Usage::
     python benchmarks/mc_trimming.py --quick            # 12 replications per cell
     python benchmarks/mc_trimming.py --reps 60 --jobs 2 --out trimming.csv
     python benchmarks/mc_trimming.py --estimand ATT --designs public_tail_arm
+    python benchmarks/mc_trimming.py --designs public_arms      # three treatment levels
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ import validate as V
 import privinfer as pi
 
 #: designs with a public confounder behind (part of) the limited overlap
-DESIGNS = ("public_overlap", "public_tail_arm")
+DESIGNS = ("public_overlap", "public_tail_arm", "public_arms")
 POPULATION = 2_000_000
 
 
@@ -64,10 +68,12 @@ def run_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
     model, side = (pi.PrivateATT, "upper") if estimand == "ATT" else (pi.PrivateATE, "both")
     design = V.DESIGNS[name]
     pop = design.covariates(POPULATION, np.random.default_rng(777))
-    tau = design.mean(pop, 1) - design.mean(pop, 0)
+    params = design.param_names(estimand)  # ["ATE"], ["ATT"] or ["ATE[1 vs 0]", ...]
+    base = design.mean(pop, 0)
+    taus = {p: design.mean(pop, k + 1) - base for k, p in enumerate(params)}
     # the ATT weights the effects by the propensity (a population, not a sample, target)
     weight = design.propensity(pop) if estimand == "ATT" else np.ones(len(pop))
-    target_full = float(np.sum(weight * tau) / np.sum(weight))
+    targets_full = {p: float(np.sum(weight * t) / np.sum(weight)) for p, t in taus.items()}
     formula = _formula_public(design)
     rows = []
     with threadpool_limits(limits=1):
@@ -76,10 +82,12 @@ def run_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
             rule = pi.PublicTrimming.from_formula(formula, released).fit(side=side)
             kept = rule.apply(released)
             k = rule.keep(pop)
-            truth_trim = float(np.sum(weight[k] * tau[k]) / np.sum(weight[k]))
-            for label, data, truth in (
-                ("full", released, target_full),
-                ("trimmed", kept, truth_trim),
+            targets_trim = {
+                p: float(np.sum(weight[k] * t[k]) / np.sum(weight[k])) for p, t in taus.items()
+            }
+            for label, data, truths in (
+                ("full", released, targets_full),
+                ("trimmed", kept, targets_trim),
             ):
                 t0 = time.perf_counter()
                 with warnings.catch_warnings(record=True) as caught:
@@ -88,18 +96,19 @@ def run_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
                         random_state=np.random.default_rng(s_fit)
                     )
                 ci = res.conf_int()
-                rows.append(
-                    {
-                        "design": name, "alpha": alpha, "n": n, "rep": rep, "fit": label,
-                        "estimand": estimand,
-                        "truth": truth, "est": float(res.params[estimand]),
-                        "se": float(res.bse[estimand]), "lower": float(ci.iloc[0, 0]),
-                        "upper": float(ci.iloc[0, 1]), "kept": len(data) / n,
-                        "gamma": rule.threshold,
-                        "warned": ";".join(sorted({w.category.__name__ for w in caught})),
-                        "seconds": time.perf_counter() - t0,
-                    }
-                )  # fmt: skip
+                for p in params:
+                    rows.append(
+                        {
+                            "design": name, "alpha": alpha, "n": n, "rep": rep, "fit": label,
+                            "estimand": p,
+                            "truth": truths[p], "est": float(res.params[p]),
+                            "se": float(res.bse[p]), "lower": float(ci.loc[p, "lower"]),
+                            "upper": float(ci.loc[p, "upper"]), "kept": len(data) / n,
+                            "gamma": rule.threshold,
+                            "warned": ";".join(sorted({w.category.__name__ for w in caught})),
+                            "seconds": time.perf_counter() - t0,
+                        }
+                    )  # fmt: skip
     return rows
 
 
@@ -155,7 +164,8 @@ def main(argv: list[str] | None = None) -> None:
     table = summarise(reps_df)
     pd.set_option("display.width", 200)
     print(table.round(3).to_string(index=False))
-    print(f"\n{len(rows) // 2} replications in {time.perf_counter() - t0:.0f} s")
+    print(f"\n{reps_df.groupby(['design', 'alpha']).rep.nunique().sum()} replications in "
+          f"{time.perf_counter() - t0:.0f} s")
     if a.out:
         table.to_csv(a.out, index=False)
         reps_df.to_csv(a.out.replace(".csv", "_reps.csv"), index=False)

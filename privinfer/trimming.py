@@ -34,6 +34,16 @@ travel with them). As in Crump et al. (2009), the interval on the rows kept trea
 rule as fixed; its estimated threshold moves the estimand, not the estimate's spread,
 to first order.
 
+**Multi-valued treatments.** With levels :math:`0, \dots, K-1` and generalised propensities
+:math:`e_k(x) = P(D = k \mid X = x)`, the efficient variance of the potential-outcome
+means on a subpopulation :math:`A` (homoskedastic outcomes, as in Crump et al., 2009) sums
+to :math:`\sigma^2 E[h(X) 1_A]/P(A)^2` with :math:`h = \sum_k 1/e_k`, which for two
+levels is their :math:`1/(e(1-e))`. The rule keeps the rows where *every* level is
+likely enough, :math:`\min_k p_k(w) \ge \gamma` (for two levels exactly
+:math:`\gamma \le p \le 1 - \gamma`), with the :math:`\gamma` that minimises the sample
+version of that variance over these sets; the public propensity is a multinomial
+logistic regression.
+
 See :class:`PublicTrimming` for an example.
 """
 
@@ -45,10 +55,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
+from scipy.special import expit, softmax
 
 from privinfer._frames import as_pandas
-from privinfer._typing import FloatArray
+from privinfer._typing import FloatArray, IntArray
 from privinfer._validation import check_in_interval, check_no_nan
 from privinfer.exceptions import DataMismatchError, MissingValueError, SingularDesignError
 from privinfer.formula import _FORMULA_NAMES
@@ -62,6 +72,8 @@ __all__ = ["PublicTrimming", "TrimmingRule", "optimal_threshold"]
 DEFAULT_RIDGE = 1e-4
 #: Fewest rows a treatment arm may keep.
 MIN_ARM_ROWS = 10
+#: A float treatment with more distinct values looks continuous (as in the models).
+MAX_FLOAT_LEVELS = 20
 
 
 def optimal_threshold(propensity: FloatArray) -> float:
@@ -75,15 +87,22 @@ def optimal_threshold(propensity: FloatArray) -> float:
     :math:`\gamma = 1/2 - \sqrt{1/4 - 1/\lambda}`. ``0.0`` when
     :math:`\max h \le 2\bar h_n` (trimming cannot lower the variance bound).
 
+    With ``K >= 3`` treatment levels (``propensity`` of shape ``(n, K)``, rows summing to
+    1) the sets are :math:`A_\gamma = \{\min_k e_k \ge \gamma\}` and :math:`h = \sum_k
+    1/e_k`: the rows sorted by :math:`\min_k e_k` (largest first), the :math:`m` kept
+    minimise :math:`\sum_{j \le m} h_j / m^2` (the sample variance bound of the module
+    docstring), and :math:`\gamma` is the smallest :math:`\min_k e_k` kept (``0.0``
+    when every row is kept). Two columns reduce to the binary rule on the second.
+
     Parameters
     ----------
-    propensity : array of shape (n,)
-        Propensities in (0, 1).
+    propensity : array of shape (n,) or (n, K)
+        Propensities in (0, 1), or the generalised propensities of ``K`` levels.
 
     Returns
     -------
     float
-        :math:`\gamma \in [0, 1/2)`.
+        :math:`\gamma \in [0, 1/2)` (:math:`[0, 1/K)` for ``K`` levels).
 
     Examples
     --------
@@ -95,8 +114,16 @@ def optimal_threshold(propensity: FloatArray) -> float:
     >>> e = np.linspace(0.01, 0.99, 999)                     # uniform propensities
     >>> round(optimal_threshold(e), 3)
     0.102
+    >>> P = np.r_[np.full((90, 3), 1 / 3), np.tile([0.01, 0.49, 0.5], (10, 1))]
+    >>> round(optimal_threshold(P), 4)                     # three levels: drops the 0.01s
+    0.3333
     """
-    e = np.asarray(propensity, dtype=float).ravel()
+    e = np.asarray(propensity, dtype=float)
+    if e.ndim == 2 and e.shape[1] == 2:  # two levels: the rule of Crump et al. itself
+        e = e[:, 1]
+    if e.ndim == 2:
+        return _optimal_min_level(e)
+    e = e.ravel()
     if e.size == 0 or np.any(~np.isfinite(e)) or np.any((e <= 0) | (e >= 1)):
         raise DataMismatchError("optimal_threshold: propensities must lie in (0, 1).")
     h = np.sort(1.0 / (e * (1.0 - e)))
@@ -106,6 +133,74 @@ def optimal_threshold(propensity: FloatArray) -> float:
     k = int(np.flatnonzero(2.0 * mean_below[:-1] < h[1:])[0])
     lam = 2.0 * float(mean_below[k])
     return float(0.5 - np.sqrt(max(0.25 - 1.0 / lam, 0.0)))
+
+
+def _optimal_min_level(P: FloatArray) -> float:
+    r"""The optimal :math:`\gamma` of :func:`optimal_threshold` for ``K >= 3`` levels."""
+    if (
+        P.shape[0] == 0
+        or P.shape[1] < 2
+        or np.any(~np.isfinite(P))
+        or np.any((P <= 0) | (P >= 1))
+        or not np.allclose(P.sum(axis=1), 1.0, atol=1e-6)
+    ):
+        raise DataMismatchError(
+            "optimal_threshold: generalised propensities must lie in (0, 1) and sum to 1 "
+            "in every row."
+        )
+    low = P.min(axis=1)
+    order = np.argsort(-low, kind="stable")
+    low = low[order]
+    h = (1.0 / P).sum(axis=1)[order]
+    m = np.arange(1, low.size + 1)
+    objective = np.cumsum(h) / m**2
+    # a set keeps every row tied at its smallest level probability: ends of tie runs only
+    ends = np.r_[low[1:] < low[:-1], True]
+    best = int(np.flatnonzero(ends)[np.argmin(objective[ends])])
+    return 0.0 if best == low.size - 1 else float(low[best])
+
+
+def _ridge_mlogit(X: FloatArray, codes: IntArray, n_levels: int, ridge: float) -> FloatArray:
+    """Newton steps for a multinomial logistic regression (level 0 the base) with ridge
+    ``ridge * n`` on columns 1..p of ``X`` (first column: the intercept; the others are
+    standardised here). Returns the ``(p, K - 1)`` coefficients on the original scale.
+    """
+    n, p = X.shape
+    K1 = n_levels - 1
+    centre = np.r_[0.0, X[:, 1:].mean(axis=0)]
+    scale = np.r_[1.0, X[:, 1:].std(axis=0)]
+    scale[scale <= 1e-12] = 1.0
+    Z = (X - centre) / scale
+    Z[:, 0] = 1.0
+    Y = np.eye(n_levels)[codes][:, 1:]
+    pen = np.tile(np.r_[0.0, np.full(p - 1, ridge * n)], K1)  # level-major, like B.T.ravel()
+    B = np.zeros((p, K1))
+    share = np.clip(np.bincount(codes, minlength=n_levels) / n, 1e-6, None)
+    B[0] = np.log(share[1:] / share[0])
+    for _ in range(100):
+        P = softmax(np.column_stack([np.zeros(n), Z @ B]), axis=1)[:, 1:]
+        grad = (Z.T @ (Y - P)).T.ravel() - pen * B.T.ravel()
+        hess = np.empty((K1 * p, K1 * p))
+        for j in range(K1):
+            for k in range(j, K1):
+                w = P[:, j] * ((j == k) - P[:, k])
+                block = (Z * w[:, None]).T @ Z
+                hess[j * p : (j + 1) * p, k * p : (k + 1) * p] = block
+                hess[k * p : (k + 1) * p, j * p : (j + 1) * p] = block
+        hess[np.diag_indices_from(hess)] += pen
+        try:
+            step = np.linalg.solve(hess, grad)
+        except np.linalg.LinAlgError as err:
+            raise SingularDesignError(
+                "PublicTrimming: the public propensity's design is singular (a constant "
+                "or collinear column); drop it from the formula."
+            ) from err
+        B = B + step.reshape(K1, p).T
+        if np.max(np.abs(step)) < 1e-10 * (1 + np.max(np.abs(B))):
+            break
+    coef = B / scale[:, None]
+    coef[0] = B[0] - centre[1:] @ coef[1:]
+    return coef
 
 
 def _ridge_logit(X: FloatArray, d: FloatArray, ridge: float) -> FloatArray:
@@ -171,17 +266,24 @@ class TrimmingRule:
     side : str
         ``"both"`` (keep :math:`\gamma \le p \le 1 - \gamma`), ``"upper"`` (drop
         :math:`p > 1 - \gamma` only: controls missing, the ATT's problem) or ``"lower"``.
+        With three or more levels always ``"both"``: keep :math:`\min_k p_k(w) \ge
+        \gamma`.
     bounds : tuple of float
-        The propensity bounds of the rows kept.
-    coef : pandas.Series
-        Logistic coefficients of the public propensity, by design column.
+        The propensity bounds of the rows kept (of every level's probability, with
+        three or more levels: :math:`[\gamma, 1 - (K - 1)\gamma]`).
+    coef : pandas.Series or pandas.DataFrame
+        Logistic coefficients of the public propensity, by design column (with three or
+        more levels, the multinomial logit's: one column per level against the first).
     n_rows, n_kept : int
         Rows the rule was fitted on, and rows it keeps there.
     kept_by_arm : dict
         Rows kept per treatment value (of those the rule was fitted on).
     max_h : float
         :math:`\max 1/(p(1-p))` over the rows kept (over all rows: ``max_h_all``); the
-        efficient variance of an average effect grows with its mean.
+        efficient variance of an average effect grows with its mean. With three or more
+        levels :math:`\max \sum_k 1/p_k`.
+    levels : tuple
+        The treatment's levels when it has three or more (empty for a binary one).
 
     Examples
     --------
@@ -209,6 +311,7 @@ class TrimmingRule:
     max_h: float
     max_h_all: float
     _spec: Any = field(repr=False, compare=False)
+    levels: tuple[Any, ...] = ()
 
     @property
     def share_kept(self) -> float:
@@ -216,7 +319,10 @@ class TrimmingRule:
         return self.n_kept / self.n_rows
 
     def propensity(self, data: Any) -> FloatArray:
-        """The public propensity :math:`p(w)` at the rows of ``data`` (public columns only)."""
+        """The public propensity :math:`p(w)` at the rows of ``data`` (public columns only).
+
+        With three or more levels: the ``(n, K)`` matrix of :math:`p_k(w)`.
+        """
         frame = as_pandas(data, "TrimmingRule.propensity")
         try:  # the spec raises on missing values (never drops rows)
             X = np.asarray(self._spec.get_model_matrix(frame), dtype=float)
@@ -236,12 +342,17 @@ class TrimmingRule:
                 "TrimmingRule.propensity: the public columns of these data have missing or "
                 "infinite values; a row without them cannot be placed by the rule."
             )
+        if self.levels:
+            eta = X @ self.coef.to_numpy()
+            return softmax(np.column_stack([np.zeros(X.shape[0]), eta]), axis=1)
         return expit(X @ self.coef.to_numpy())
 
     def keep(self, data: Any) -> np.ndarray:
         """Boolean mask of the rows of ``data`` inside the bounds."""
         p = self.propensity(data)
         lo, hi = self.bounds
+        if self.levels:
+            return p.min(axis=1) >= lo
         return (p >= lo) & (p <= hi)
 
     def apply(self, data: Any) -> pd.DataFrame:
@@ -265,15 +376,20 @@ class TrimmingRule:
         """A short text report: threshold, bounds, rows kept by arm, the overlap gain."""
         lo, hi = self.bounds
         arms = ", ".join(f"{k}: {v}" for k, v in self.kept_by_arm.items())
+        multi = bool(self.levels)
         lines = [
             "Public trimming rule (Crump, Hotz, Imbens and Mitnik, 2009)",
             "=" * 60,
-            f"Propensity model:      {self.formula} (logistic, public columns)",
+            f"Propensity model:      {self.formula} "
+            f"({'multinomial logistic' if multi else 'logistic'}, public columns)",
             f"Threshold gamma:       {self.threshold:.4f} ({self.side})",
-            f"Kept:                  {lo:.4f} <= p(w) <= {hi:.4f}",
+            f"Kept:                  every level's p_k(w) >= {lo:.4f}"
+            if multi
+            else f"Kept:                  {lo:.4f} <= p(w) <= {hi:.4f}",
             f"Rows kept:             {self.n_kept} of {self.n_rows} ({self.share_kept:.1%})",
             f"Rows kept by arm:      {arms}",
-            f"max 1/(p(1-p)):        {self.max_h:.1f} kept, {self.max_h_all:.1f} all rows",
+            f"{'max sum_k 1/p_k:' if multi else 'max 1/(p(1-p)):':<23}"
+            f"{self.max_h:.1f} kept, {self.max_h_all:.1f} all rows",
             "The estimand becomes the effect on the rows kept: a subpopulation defined",
             "by public covariates only.",
         ]
@@ -306,8 +422,8 @@ class PublicTrimming:
     Raises
     ------
     DataMismatchError
-        A private column in the formula, a missing column, or a treatment that is not
-        binary (0/1 or boolean).
+        A private column in the formula, a missing column, or a treatment with two
+        levels that are not 0/1 (or boolean).
     MissingValueError
         Missing values in the treatment or the public columns.
 
@@ -370,12 +486,24 @@ class PublicTrimming:
         d_raw = frame[lhs]
         if d_raw.isna().any():
             raise MissingValueError(f"{owner}: the treatment {lhs!r} has missing values.")
-        d = d_raw.to_numpy(dtype=float) if d_raw.dtype != object else None
-        if d is None or not np.all((d == 0) | (d == 1)) or np.unique(d).size != 2:
+        levels, codes = np.unique(d_raw.to_numpy(), return_inverse=True)
+        if pd.api.types.is_float_dtype(d_raw.dtype) and levels.size > MAX_FLOAT_LEVELS:
             raise DataMismatchError(
-                f"{owner}: the treatment {lhs!r} must be binary (0/1 or boolean) with both "
-                "values present."
+                f"{owner}: the treatment {lhs!r} looks continuous ({levels.size} distinct "
+                "values); it must be binary (0/1 or boolean) or categorical."
             )
+        if levels.size >= 3:  # a multi-valued treatment: a multinomial public propensity
+            d = None
+        else:
+            try:  # strings (object or string dtype) are no 0/1 treatment
+                d = d_raw.to_numpy(dtype=float)
+            except (TypeError, ValueError):
+                d = None
+            if d is None or not np.all((d == 0) | (d == 1)) or np.unique(d).size != 2:
+                raise DataMismatchError(
+                    f"{owner}: the treatment {lhs!r} must be binary (0/1 or boolean) with "
+                    "both values present, or have three or more levels."
+                )
         for col in sorted(used):
             if frame[col].isna().any():
                 raise MissingValueError(
@@ -384,6 +512,8 @@ class PublicTrimming:
                 )
         self.formula, self.treatment = formula, lhs
         self._frame, self._d = frame, d
+        self._levels = tuple(levels.tolist()) if d is None else ()
+        self._codes = codes.astype(np.int64)
         self._rhs = rhs
 
     @classmethod
@@ -407,11 +537,13 @@ class PublicTrimming:
         threshold : float or "optimal", default="optimal"
             :math:`\gamma \in [0, 0.5)`; ``"optimal"``: :func:`optimal_threshold` of the
             fitted propensities (Crump et al., 2009; about 0.1 in many applications).
+            With ``K >= 3`` treatment levels :math:`\gamma \in [0, 1/K)`, and the rule
+            keeps the rows whose every level has :math:`p_k(w) \ge \gamma`.
         side : {"both", "upper", "lower"}, default="both"
             ``"both"`` for average effects over the population (ATE, potential-outcome
             means); ``"upper"`` drops only propensities above :math:`1 - \gamma` (no
             controls to compare with: the ATT's problem); ``"lower"`` only those below
-            :math:`\gamma`.
+            :math:`\gamma`. Only ``"both"`` with three or more levels.
         ridge : float, default=1e-4
             Ridge of the logistic fit on standardised columns, times the number of rows.
 
@@ -433,6 +565,8 @@ class PublicTrimming:
         mm = formulaic.model_matrix("1 + " + self._rhs, self._frame, na_action="raise")
         X = np.asarray(mm, dtype=float)
         check_no_nan(X, "public design", owner)
+        if self._levels:
+            return self._fit_levels(X, mm, threshold, side, float(ridge))
         coef = _ridge_logit(X, self._d, float(ridge))
         p = expit(X @ coef)
         p_in = np.clip(p, 1e-12, 1 - 1e-12)
@@ -469,4 +603,53 @@ class PublicTrimming:
             max_h=float(h[keep].max()),
             max_h_all=float(h.max()),
             _spec=mm.model_spec,
+        )
+
+    def _fit_levels(
+        self, X: FloatArray, mm: Any, threshold: float | str, side: str, ridge: float
+    ) -> TrimmingRule:
+        """:meth:`fit` for a treatment with ``K >= 3`` levels (multinomial propensity)."""
+        owner = "PublicTrimming.fit"
+        levels, K = self._levels, len(self._levels)
+        if side != "both":
+            raise ValueError(
+                f"{owner}: side={side!r} trims one end of a binary propensity (the ATT's "
+                f"problem); with {K} treatment levels the rule keeps the rows whose every "
+                "level is likely enough: use side='both'."
+            )
+        coef = _ridge_mlogit(X, self._codes, K, ridge)
+        P = softmax(np.column_stack([np.zeros(X.shape[0]), X @ coef]), axis=1)
+        P_in = np.clip(P, 1e-12, None)
+        P_in = P_in / P_in.sum(axis=1, keepdims=True)
+        if isinstance(threshold, str):
+            if threshold != "optimal":
+                raise ValueError(
+                    f"{owner}: threshold must be a number in [0, 1/{K}) or 'optimal'; got "
+                    f"{threshold!r}."
+                )
+            gamma = optimal_threshold(P_in)
+        else:
+            gamma = check_in_interval(threshold, "threshold", owner, 0.0, 1.0 / K, high_open=True)
+        keep = P.min(axis=1) >= gamma
+        arms = {v: int(np.sum(keep & (self._codes == k))) for k, v in enumerate(levels)}
+        if min(arms.values()) < MIN_ARM_ROWS:
+            raise DataMismatchError(
+                f"{owner}: the rule keeps {arms} rows per treatment level; at least "
+                f"{MIN_ARM_ROWS} of each are needed. Choose a smaller threshold or a "
+                "coarser propensity formula."
+            )
+        h = (1.0 / P_in).sum(axis=1)
+        return TrimmingRule(
+            formula=self.formula,
+            threshold=float(gamma),
+            side="both",
+            bounds=(float(gamma), float(1.0 - (K - 1) * gamma)),
+            coef=pd.DataFrame(coef, index=list(mm.columns), columns=list(levels[1:])),
+            n_rows=int(P.shape[0]),
+            n_kept=int(keep.sum()),
+            kept_by_arm=arms,
+            max_h=float(h[keep].max()),
+            max_h_all=float(h.max()),
+            _spec=mm.model_spec,
+            levels=levels,
         )

@@ -135,8 +135,10 @@ def test_bad_inputs():
         pi.PublicTrimming("w", rel)
     with pytest.raises(DataMismatchError, match="not in the data"):
         pi.PublicTrimming("d ~ v", rel)
-    with pytest.raises(DataMismatchError, match="binary"):
+    with pytest.raises(DataMismatchError, match="continuous"):
         pi.PublicTrimming("y ~ w", rel)
+    with pytest.raises(DataMismatchError, match="binary"):
+        pi.PublicTrimming("g ~ w", rel)  # two levels, not 0/1
     holes = rel.copy()
     holes.loc[holes.index[0], "w"] = np.nan
     with pytest.raises(MissingValueError, match="'w'"):
@@ -180,3 +182,100 @@ def test_trimmed_fits_cover_the_trimmed_population_effect():
     assert 0.6 < se.mean() / err.std(ddof=1) < 1.6
     assert np.mean(cover) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / R)
     assert 0.4 < np.mean(kept) < 0.8  # the rule bites: public propensities reach 0.02
+
+
+# ---------------------------------------------------------------------------------------
+# Multi-valued treatments: a multinomial public propensity, keep min_k p_k(w) >= gamma
+
+
+def _release_levels(n=3000, alpha=0.7, seed=0, slope=1.5):
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=n)
+    x = rng.uniform(0, 1, n)
+    g = rng.choice(["a", "b", "c"], n)
+    eta = np.column_stack([np.zeros(n), slope * w + 0.3 * (g == "b"), -1.0 - 1.3 * slope * w])
+    P = np.exp(eta) / np.exp(eta).sum(axis=1, keepdims=True)
+    d = (rng.random(n)[:, None] > P.cumsum(axis=1)[:, :-1]).sum(axis=1)
+    y = x + w + d * (1 + w) + rng.normal(size=n)
+    raw = pd.DataFrame({"y": y, "d": d, "x": x, "w": w, "g": g})
+    mech = pi.AlphaIdentity(alpha, {"x": pi.reference.Uniform(0, 1)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = mech.privatize(raw, public=["y", "d", "w", "g"], random_state=seed + 1)
+    return raw, rel, mech
+
+
+def _level_bound(P, gamma):
+    """The sample variance bound E[h 1_A] / P(A)^2, h = sum_k 1/p_k, A = {min_k p_k >= gamma}."""
+    keep = P.min(axis=1) >= gamma
+    return np.mean((1 / P).sum(axis=1) * keep) / np.mean(keep) ** 2
+
+
+def test_multinomial_propensity_matches_statsmodels():
+    sm = pytest.importorskip("statsmodels.api")
+    _, rel, _ = _release_levels()
+    rule = pi.PublicTrimming.from_formula("d ~ w + C(g)", rel).fit(ridge=0.0)
+    X = sm.add_constant(pd.get_dummies(rel[["w", "g"]], drop_first=True, dtype=float))
+    ref = sm.MNLogit(rel["d"].to_numpy(), X).fit(disp=0)
+    np.testing.assert_allclose(rule.coef.to_numpy(), ref.params.to_numpy(), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(rule.propensity(rel), ref.predict(), rtol=1e-6, atol=1e-10)
+    assert rule.levels == (0, 1, 2) and list(rule.coef.columns) == [1, 2]
+
+
+def test_level_threshold_minimises_the_level_bound_and_reduces_to_crump():
+    rng = np.random.default_rng(5)
+    eta = rng.normal(size=(20_000, 3)) * np.array([0.0, 1.5, 2.5])
+    P = np.exp(eta) / np.exp(eta).sum(axis=1, keepdims=True)
+    gamma = optimal_threshold(P)
+    assert 0.0 < gamma < 1 / 3
+    grid = np.linspace(0.0, 0.3, 601)
+    assert _level_bound(P, gamma) <= min(_level_bound(P, g) for g in grid) * 1.001
+    e = np.clip(rng.beta(0.5, 0.5, 5000), 1e-4, 1 - 1e-4)  # two columns: Crump's own rule
+    assert optimal_threshold(np.column_stack([1 - e, e])) == optimal_threshold(e)
+    assert optimal_threshold(np.full((50, 4), 0.25)) == 0.0  # perfect overlap
+    with pytest.raises(DataMismatchError, match="sum to 1"):
+        optimal_threshold(np.full((5, 3), 0.2))
+
+
+def test_level_rule_keeps_rows_where_every_level_is_likely():
+    _, rel, _ = _release_levels()
+    rule = pi.PublicTrimming.from_formula("d ~ w", rel).fit()
+    P = rule.propensity(rel)
+    keep = rule.keep(rel)
+    assert np.array_equal(keep, P.min(axis=1) >= rule.threshold)
+    assert 0.3 < rule.share_kept < 0.95 and rule.threshold > 0
+    assert rule.bounds == (rule.threshold, 1 - 2 * rule.threshold)
+    assert rule.kept_by_arm == {k: int(np.sum(keep & (rel.d == k))) for k in (0, 1, 2)}
+    assert rule.max_h <= (1 / P[keep]).sum(axis=1).max() + 1e-9 < rule.max_h_all
+    kept = rule.apply(rel)
+    assert kept.attrs == rel.attrs and len(kept) == rule.n_kept
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = pi.PrivateATE.from_formula("y ~ d | x + w", kept).fit(random_state=0)
+    assert list(res.params.index) == ["ATE[1 vs 0]", "ATE[2 vs 0]"]
+    text = rule.summary()
+    assert "multinomial" in text and "every level" in text and len(text.splitlines()) <= 15
+    fixed = pi.PublicTrimming.from_formula("d ~ w", rel).fit(threshold=0.1)
+    assert fixed.threshold == 0.1 and (fixed.propensity(fixed.apply(rel)).min(axis=1) >= 0.1).all()
+    pytest.importorskip("matplotlib").use("Agg")
+    assert rule.plot(rel).get_xlabel().startswith("smallest level probability")
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"side": "upper"}, "side='both'"),
+        ({"threshold": 0.34}, "threshold"),
+        ({"threshold": "x"}, "1/3"),
+    ],
+)
+def test_level_rule_bad_options(kwargs, match):
+    _, rel, _ = _release_levels(n=600)
+    with pytest.raises(ValueError, match=match):
+        pi.PublicTrimming.from_formula("d ~ w", rel).fit(**kwargs)
+
+
+def test_level_rule_refuses_to_empty_a_level():
+    _, rel, _ = _release_levels(n=600, slope=6.0)
+    with pytest.raises(DataMismatchError, match="per treatment level"):
+        pi.PublicTrimming.from_formula("d ~ w", rel).fit(threshold=0.3)
