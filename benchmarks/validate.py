@@ -27,6 +27,7 @@ Usage::
     python benchmarks/validate.py --designs kink_mixed --alphas 0.5 --n 4000 --no-tensor
     python benchmarks/validate.py --alphas 0.5 --n 4000 --interaction-margin 1
     python benchmarks/validate.py --designs cps_lalonde --alphas 1 --n 4000 --min-arm-cap
+    python benchmarks/validate.py --designs card_schooling --alphas 1 --no-support-rule
     python benchmarks/validate.py --render full.csv --md docs/user_guide/validation_results.md
     python benchmarks/validate.py --n 4000 --reps 100 --first-rep 100 --out b.csv  # 100-199
     python benchmarks/validate.py --pool a_reps.csv,b_reps.csv --out full.csv
@@ -123,6 +124,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     nuisances._ARM_CAPS = not task.get("min_arm_cap", False)
     odds_arm = nuisances._ODDS_CAP_ARM  # --odds-cap-arm
     nuisances._ODDS_CAP_ARM = task.get("odds_cap_arm") or odds_arm
+    support_rule = nuisances._SUPPORT_RULE  # --no-support-rule
+    nuisances._SUPPORT_RULE = not task.get("no_support_rule", False)
     if task.get("spare_fits"):
         nuisances._SPARE_FITS = tuple(task["spare_fits"].split(","))
     nuisances._REFIT_MARGIN = task.get("refit_margin", before)
@@ -142,6 +145,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         nuisances._SPARE_FITS = spare
         nuisances._ARM_CAPS = arm_caps
         nuisances._ODDS_CAP_ARM = odds_arm
+        nuisances._SUPPORT_RULE = support_rule
 
 
 def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -234,6 +238,7 @@ def make_tasks(
     refit_margin_groups: str | None = None,
     min_arm_cap: bool = False,
     odds_cap_arm: str | None = None,
+    no_support_rule: bool = False,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -265,6 +270,7 @@ def make_tasks(
                             "refit_margin_groups": refit_margin_groups,
                             "min_arm_cap": min_arm_cap,
                             "odds_cap_arm": odds_cap_arm,
+                            "no_support_rule": no_support_rule,
                         }
                     )
     return tasks
@@ -539,6 +545,12 @@ def main(argv: list[str] | None = None) -> None:
         "round of held-out designs) instead of each fit's own arm's",
     )
     parser.add_argument(
+        "--no-support-rule",
+        action="store_true",
+        help="the Riesz fits' CV also trusts fits that live where their arm has (almost) "
+        "no rows of the sample (the rule before the ninth round of held-out designs)",
+    )
+    parser.add_argument(
         "--odds-cap-arm",
         choices=["control", "treated"],
         default=None,
@@ -621,6 +633,7 @@ def main(argv: list[str] | None = None) -> None:
             refit_margin_groups=args.refit_margin_groups,
             min_arm_cap=args.min_arm_cap,
             odds_cap_arm=args.odds_cap_arm,
+            no_support_rule=args.no_support_rule,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

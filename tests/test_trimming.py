@@ -279,3 +279,48 @@ def test_level_rule_refuses_to_empty_a_level():
     _, rel, _ = _release_levels(n=600, slope=6.0)
     with pytest.raises(DataMismatchError, match="per treatment level"):
         pi.PublicTrimming.from_formula("d ~ w", rel).fit(threshold=0.3)
+
+
+def test_trimmed_fits_cover_the_trimmed_effects_of_several_levels():
+    """Small seeded Monte Carlo of the multinomial rule (``benchmarks/mc_trimming.py
+    --designs public_arms`` is the full study): three levels pushed apart by a public
+    covariate; both effects on the rows kept are centred on the subpopulation's effects,
+    with honest standard errors."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import validate as V
+
+    design = V.DESIGNS["public_arms"]
+    pop = design.covariates(400_000, np.random.default_rng(777))
+    taus = {f"ATE[{k} vs 0]": design.mean(pop, k) - design.mean(pop, 0) for k in (1, 2)}
+    err = {p: [] for p in taus}
+    se = {p: [] for p in taus}
+    cover = {p: [] for p in taus}
+    kept = []
+    for rep in range(30):
+        _, released, s_fit, _ = V.replication(5, "public_arms", 1.0, 2000, rep)
+        rule = pi.PublicTrimming.from_formula(
+            "d ~ bs(w, df=4, extrapolation='clip')", released
+        ).fit()
+        k = rule.keep(pop)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = pi.PrivateATE.from_formula(design.formula, rule.apply(released)).fit(
+                random_state=np.random.default_rng(s_fit)
+            )
+        ci = res.conf_int()
+        for p, tau in taus.items():
+            truth = tau[k].mean()
+            err[p].append(float(res.params[p]) - truth)
+            se[p].append(float(res.bse[p]))
+            cover[p].append(ci.loc[p, "lower"] <= truth <= ci.loc[p, "upper"])
+        kept.append(rule.share_kept)
+    R = 30
+    for p in taus:
+        e, s = np.array(err[p]), np.array(se[p])
+        assert abs(e.mean()) < 3 * e.std(ddof=1) / np.sqrt(R), p
+        assert 0.6 < s.mean() / e.std(ddof=1) < 1.6, p
+        assert np.mean(cover[p]) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / R), p
+    assert 0.4 < np.mean(kept) < 0.9  # the rule bites: a tenth of the rows below 0.007

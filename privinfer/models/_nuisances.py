@@ -138,6 +138,11 @@ _ARM_CAPS = True
 #: Gram matrix it solves) or ``"treated"`` (the rows behind its right-hand side; measured
 #: on ``cps_lalonde``, see :func:`arm_caps`). A research switch.
 _ODDS_CAP_ARM = "control"
+#: Whether the Riesz and odds fits' CV distrusts fits that live where their arm has
+#: (almost) no rows of the sample (:data:`~privinfer.nuisance.regularize.SUPPORT_FLOOR`;
+#: the default), or not, as before the ninth round of held-out designs (a research switch
+#: of the validation suite, ``--no-support-rule``).
+_SUPPORT_RULE = True
 #: Grid size of single-index reference expectations (interpolation error reported).
 _GRID = 129
 
@@ -409,6 +414,8 @@ def fit_series(
     fixed = None if ridge == "cv" else float(ridge)
     loose = like is None if with_loose is None else bool(with_loose)
     G = [np.stack([h.G[k] for h in held]) for k in range(L)]
+    # all rows' Gram matrices: a Riesz fit may not live where its arm has no rows
+    support = np.sum(G, axis=0) if _SUPPORT_RULE else None
     # the outcome and Riesz fits of arm k share G[k]: their CV spectra are computed once
     spectra = [SpectraCache() for _ in range(L)]
     margins = None
@@ -445,6 +452,7 @@ def fit_series(
             margins=own_margins if cands is own else None,
             noiseless=noiseless if group in _SPARE_FITS else None,
             spare=_flags_of(cands, candidates, public_lead),
+            support_folds=support if group == "riesz" else None,
         )  # fmt: skip
 
     def before(group: str, i: int) -> CrossFitFits | None:
