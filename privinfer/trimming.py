@@ -160,6 +160,19 @@ def _optimal_min_level(P: FloatArray) -> float:
     return 0.0 if best == low.size - 1 else float(low[best])
 
 
+def _standardised(X: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``X`` with columns 1..p centred and scaled, and the centres and scales.
+
+    The first column (the intercept) stays 1; constant columns keep scale 1.
+    """
+    centre = np.r_[0.0, X[:, 1:].mean(axis=0)]
+    scale = np.r_[1.0, X[:, 1:].std(axis=0)]
+    scale[scale <= 1e-12] = 1.0
+    Z = (X - centre) / scale
+    Z[:, 0] = 1.0
+    return Z, centre, scale
+
+
 def _ridge_mlogit(X: FloatArray, codes: IntArray, n_levels: int, ridge: float) -> FloatArray:
     """Newton steps for a multinomial logistic regression (level 0 the base) with ridge
     ``ridge * n`` on columns 1..p of ``X`` (first column: the intercept; the others are
@@ -167,11 +180,7 @@ def _ridge_mlogit(X: FloatArray, codes: IntArray, n_levels: int, ridge: float) -
     """
     n, p = X.shape
     K1 = n_levels - 1
-    centre = np.r_[0.0, X[:, 1:].mean(axis=0)]
-    scale = np.r_[1.0, X[:, 1:].std(axis=0)]
-    scale[scale <= 1e-12] = 1.0
-    Z = (X - centre) / scale
-    Z[:, 0] = 1.0
+    Z, centre, scale = _standardised(X)
     Y = np.eye(n_levels)[codes][:, 1:]
     pen = np.tile(np.r_[0.0, np.full(p - 1, ridge * n)], K1)  # level-major, like B.T.ravel()
     B = np.zeros((p, K1))
@@ -208,11 +217,7 @@ def _ridge_logit(X: FloatArray, d: FloatArray, ridge: float) -> FloatArray:
     (``X``'s first column is the intercept; the others are standardised here).
     """
     n, p = X.shape
-    centre = np.r_[0.0, X[:, 1:].mean(axis=0)]
-    scale = np.r_[1.0, X[:, 1:].std(axis=0)]
-    scale[scale <= 1e-12] = 1.0
-    Z = (X - centre) / scale
-    Z[:, 0] = 1.0
+    Z, centre, scale = _standardised(X)
     pen = np.full(p, ridge * n)
     pen[0] = 0.0
     b = np.zeros(p)

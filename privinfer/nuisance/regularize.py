@@ -101,7 +101,7 @@ EXTRAPOLATION_LIMIT = 1.0
 #: rewards them on every fold. Observed at ``alpha = 1`` on Card's NLS covariates
 #: (integer parents' schooling) with four schooling levels, n = 4000: in 4 of 50 fits the
 #: CV chose a 59-function Riesz fit at relative ridge 1e-8 with held-out losses from
-#: -3,500 to -1,000 on every fold (sensible fits: -11), support share 1e-6, a Riesz second
+#: -3,500 to -1,000 on every fold (sensible fits: -11), support share 3e-6, a Riesz second
 #: moment of 1,470 against a true 11.6, and a standard error 10 times the others'.
 SUPPORT_FLOOR = 1e-3
 #: Last-resort floor of ``lambda_j + lambda``, relative to the mean absolute eigenvalue.
