@@ -479,14 +479,18 @@ DESIGN_LIST = [
 DESIGNS: dict[str, Design] = {d.name: d for d in DESIGN_LIST}
 
 
+def _population(design: Design) -> tuple[pd.DataFrame, np.ndarray]:
+    """The covariates the truths average over, and their weights (summing to 1)."""
+    if design.population is not None:
+        return design.population()
+    X = design.covariates(TRUTH_SIZE, np.random.default_rng(TRUTH_SEED))
+    return X, np.full(len(X), 1.0 / len(X))
+
+
 @functools.cache
 def _truths(name: str) -> tuple[float, float, tuple[float, float]]:
     design = DESIGNS[name]
-    if design.population is not None:
-        X, w = design.population()
-    else:
-        X = design.covariates(TRUTH_SIZE, np.random.default_rng(TRUTH_SEED))
-        w = np.full(len(X), 1.0 / len(X))
+    X, w = _population(design)
     if "weights" in design.model_options:  # the target is the weighted population mean
         w = w * X[design.model_options["weights"]].to_numpy()
         w = w / w.sum()
@@ -503,11 +507,7 @@ def _truths(name: str) -> tuple[float, float, tuple[float, float]]:
 def _arm_truths(name: str) -> tuple[tuple[str, float], ...]:
     """Potential-outcome means and effects against level 0 of a multi-valued design."""
     design = DESIGNS[name]
-    if design.population is not None:
-        X, w = design.population()
-    else:
-        X = design.covariates(TRUTH_SIZE, np.random.default_rng(TRUTH_SEED))
-        w = np.full(len(X), 1.0 / len(X))
+    X, w = _population(design)
     pom = [float(w @ design.mean(X, k)) for k in range(design.arms)]
     effects = [(f"ATE[{k} vs 0]", pom[k] - pom[0]) for k in range(1, design.arms)]
     return (*((f"E[Y({k})]", m) for k, m in enumerate(pom)), *effects)

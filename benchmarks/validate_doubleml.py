@@ -87,6 +87,22 @@ def _learners(cont: list[int], binary: list[int]) -> tuple[Any, Any]:
     return ml_g, ml_m
 
 
+def _same_data(task: dict[str, Any], mech: pi.AlphaIdentity, rep: int) -> tuple[Any, ...]:
+    """Replication ``rep`` for both methods: privinfer's release and fit seed, DoubleML's
+    data, folds and the column kinds of its learners (seeds as ``validate.py``'s)."""
+    import doubleml
+
+    design, n = DESIGNS[task["design"]], int(task["n"])
+    s_data, s_rel, s_fit, s_dml = _rep_seed(task["seed"], design.name, 1.0, n, rep).spawn(4)
+    raw = design.simulate(n, np.random.default_rng(s_data))
+    released = privatize(mech, raw, design.public, np.random.default_rng(s_rel))
+    X, cont, binary = _features(raw, design.name)
+    frame = X.assign(y=raw.y.to_numpy(), d=raw.d.to_numpy())
+    dml_data = doubleml.DoubleMLData(frame, y_col="y", d_cols="d", x_cols=list(X.columns))
+    smpls = _folds(raw.d.to_numpy(), 5, np.random.default_rng(s_dml))
+    return released, s_fit, dml_data, smpls, cont, binary
+
+
 def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     """Replications of one design x n, single-threaded BLAS (processes run in parallel)."""
     from threadpoolctl import threadpool_limits
@@ -109,13 +125,7 @@ def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     options = task.get("model_options") or {}
     rows = []
     for rep in task["reps"]:
-        s_data, s_rel, s_fit, s_dml = _rep_seed(task["seed"], design.name, 1.0, n, rep).spawn(4)
-        raw = design.simulate(n, np.random.default_rng(s_data))
-        released = privatize(mech, raw, design.public, np.random.default_rng(s_rel))
-        X, cont, binary = _features(raw, design.name)
-        frame = X.assign(y=raw.y.to_numpy(), d=raw.d.to_numpy())
-        dml_data = doubleml.DoubleMLData(frame, y_col="y", d_cols="d", x_cols=list(X.columns))
-        smpls = _folds(raw.d.to_numpy(), 5, np.random.default_rng(s_dml))
+        released, s_fit, dml_data, smpls, cont, binary = _same_data(task, mech, rep)
         t0 = time.perf_counter()
         dml: dict[str, tuple[float, float, float]] = {}
         with warnings.catch_warnings():
@@ -185,13 +195,7 @@ def _run_task_arms(task: dict[str, Any]) -> list[dict[str, Any]]:
     options = task.get("model_options") or {}
     rows = []
     for rep in task["reps"]:
-        s_data, s_rel, s_fit, s_dml = _rep_seed(task["seed"], design.name, 1.0, n, rep).spawn(4)
-        raw = design.simulate(n, np.random.default_rng(s_data))
-        released = privatize(mech, raw, design.public, np.random.default_rng(s_rel))
-        X, cont, binary = _features(raw, design.name)
-        frame = X.assign(y=raw.y.to_numpy(), d=raw.d.to_numpy())
-        dml_data = doubleml.DoubleMLData(frame, y_col="y", d_cols="d", x_cols=list(X.columns))
-        smpls = _folds(raw.d.to_numpy(), 5, np.random.default_rng(s_dml))
+        released, s_fit, dml_data, smpls, cont, binary = _same_data(task, mech, rep)
         t0 = time.perf_counter()
         dml: dict[str, tuple[float, float, float]] = {}
         with warnings.catch_warnings():

@@ -160,6 +160,17 @@ def _optimal_min_level(P: FloatArray) -> float:
     return 0.0 if best == low.size - 1 else float(low[best])
 
 
+def _newton_step(hess: FloatArray, grad: FloatArray) -> FloatArray:
+    """``hess^{-1} grad``; a singular Hessian is a singular public design."""
+    try:
+        return np.linalg.solve(hess, grad)
+    except np.linalg.LinAlgError as err:
+        raise SingularDesignError(
+            "PublicTrimming: the public propensity's design is singular (a constant "
+            "or collinear column); drop it from the formula."
+        ) from err
+
+
 def _standardised(X: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
     """``X`` with columns 1..p centred and scaled, and the centres and scales.
 
@@ -197,13 +208,7 @@ def _ridge_mlogit(X: FloatArray, codes: IntArray, n_levels: int, ridge: float) -
                 hess[j * p : (j + 1) * p, k * p : (k + 1) * p] = block
                 hess[k * p : (k + 1) * p, j * p : (j + 1) * p] = block
         hess[np.diag_indices_from(hess)] += pen
-        try:
-            step = np.linalg.solve(hess, grad)
-        except np.linalg.LinAlgError as err:
-            raise SingularDesignError(
-                "PublicTrimming: the public propensity's design is singular (a constant "
-                "or collinear column); drop it from the formula."
-            ) from err
+        step = _newton_step(hess, grad)
         B = B + step.reshape(K1, p).T
         if np.max(np.abs(step)) < 1e-10 * (1 + np.max(np.abs(B))):
             break
@@ -227,13 +232,7 @@ def _ridge_logit(X: FloatArray, d: FloatArray, ridge: float) -> FloatArray:
         mu = expit(Z @ b)
         grad = Z.T @ (d - mu) - pen * b
         hess = (Z * (mu * (1 - mu))[:, None]).T @ Z + np.diag(pen)
-        try:
-            step = np.linalg.solve(hess, grad)
-        except np.linalg.LinAlgError as err:
-            raise SingularDesignError(
-                "PublicTrimming: the public propensity's design is singular (a constant "
-                "or collinear column); drop it from the formula."
-            ) from err
+        step = _newton_step(hess, grad)
         b = b + step
         if np.max(np.abs(step)) < 1e-10 * (1 + np.max(np.abs(b))):
             break
