@@ -241,6 +241,24 @@ def _ridge_logit(X: FloatArray, d: FloatArray, ridge: float) -> FloatArray:
     return coef
 
 
+def _chosen_threshold(
+    threshold: float | str, propensity: FloatArray, upper: float, label: str, owner: str
+) -> float:
+    r"""The threshold :math:`\gamma` of a rule.
+
+    A number in ``[0, upper)``, or ``"optimal"``: :func:`optimal_threshold` of the fitted
+    ``propensity``.
+    """
+    if not isinstance(threshold, str):
+        return check_in_interval(threshold, "threshold", owner, 0.0, upper, high_open=True)
+    if threshold != "optimal":
+        raise ValueError(
+            f"{owner}: threshold must be a number in [0, {label}) or 'optimal'; got "
+            f"{threshold!r}."
+        )
+    return optimal_threshold(propensity)
+
+
 def _private_columns(data: pd.DataFrame, mechanism: AlphaIdentity | None) -> set[str]:
     """Private columns known from the mechanism or the release's metadata."""
     cols: set[str] = set()
@@ -574,15 +592,7 @@ class PublicTrimming:
         coef = _ridge_logit(X, self._d, float(ridge))
         p = expit(X @ coef)
         p_in = np.clip(p, 1e-12, 1 - 1e-12)
-        if isinstance(threshold, str):
-            if threshold != "optimal":
-                raise ValueError(
-                    f"{owner}: threshold must be a number in [0, 0.5) or 'optimal'; got "
-                    f"{threshold!r}."
-                )
-            gamma = optimal_threshold(p_in)
-        else:
-            gamma = check_in_interval(threshold, "threshold", owner, 0.0, 0.5, high_open=True)
+        gamma = _chosen_threshold(threshold, p_in, 0.5, "0.5", owner)
         lo = gamma if side in ("both", "lower") else 0.0
         hi = 1.0 - gamma if side in ("both", "upper") else 1.0
         keep = (p >= lo) & (p <= hi)
@@ -625,15 +635,7 @@ class PublicTrimming:
         P = softmax(np.column_stack([np.zeros(X.shape[0]), X @ coef]), axis=1)
         P_in = np.clip(P, 1e-12, None)
         P_in = P_in / P_in.sum(axis=1, keepdims=True)
-        if isinstance(threshold, str):
-            if threshold != "optimal":
-                raise ValueError(
-                    f"{owner}: threshold must be a number in [0, 1/{K}) or 'optimal'; got "
-                    f"{threshold!r}."
-                )
-            gamma = optimal_threshold(P_in)
-        else:
-            gamma = check_in_interval(threshold, "threshold", owner, 0.0, 1.0 / K, high_open=True)
+        gamma = _chosen_threshold(threshold, P_in, 1.0 / K, f"1/{K}", owner)
         keep = P.min(axis=1) >= gamma
         arms = {v: int(np.sum(keep & (self._codes == k))) for k, v in enumerate(levels)}
         if min(arms.values()) < MIN_ARM_ROWS:
