@@ -365,7 +365,9 @@ def trimming_plot(rule: Any, data: pd.DataFrame, *, bins: int = 40, ax: Any = No
     r"""The public propensity by treatment arm, with a trimming rule's bounds.
 
     Histograms of :math:`p(w)` (:class:`~privinfer.trimming.TrimmingRule`) among treated
-    and control rows of ``data``; the shaded regions are dropped by the rule. Public
+    and control rows of ``data``; the shaded regions are dropped by the rule. With three
+    or more treatment levels: histograms of the smallest level probability
+    :math:`\min_k p_k(w)` by level, the region below :math:`\gamma` shaded. Public
     columns only: nothing private is drawn.
 
     Parameters
