@@ -472,6 +472,17 @@ class PublicTrimming:
     >>> res = pi.PrivateATE.from_formula("y ~ d | x + w", kept).fit(random_state=0)
     >>> bool(rule.bounds[0] <= rule.propensity(kept).min())
     True
+
+    Three doses that the public ``w`` pushes apart: a multinomial public propensity, and
+    the rule keeps the rows whose every dose has probability at least :math:`\gamma`.
+
+    >>> eta = np.column_stack([np.zeros(n), 1.5 * w, -2.0 * w])
+    >>> u = rng.random(n)[:, None]
+    >>> dose = (u > np.cumsum(np.exp(eta) / np.exp(eta).sum(1, keepdims=True), 1)).sum(1)
+    >>> three = pd.DataFrame({"dose": dose, "w": w})
+    >>> rule3 = pi.PublicTrimming.from_formula("dose ~ w", three).fit()
+    >>> rule3.levels, bool(rule3.propensity(rule3.apply(three)).min() >= rule3.threshold)
+    ((0, 1, 2), True)
     """
 
     def __init__(self, formula: str, data: Any, *, mechanism: AlphaIdentity | None = None) -> None:
