@@ -210,7 +210,7 @@ import functools
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 from validate_designs import (
     _U,
     Design,
@@ -986,8 +986,8 @@ def _floored(p, floor):
 
 
 def _softmax(*logits):
-    e = np.exp(np.column_stack([np.zeros_like(logits[0]), *logits]))
-    return e / e.sum(axis=1, keepdims=True)
+    """Multinomial-logit probabilities of levels 0, 1, ... (level 0's logit is 0)."""
+    return special.softmax(np.column_stack([np.zeros_like(logits[0]), *logits]), axis=1)
 
 
 def _cov_dose(n, rng):

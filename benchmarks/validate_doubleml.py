@@ -12,6 +12,10 @@ seeds as ``validate.py``'s alpha = 1 cells) go to
   8 penalties, 3-fold CV on the log loss) for the propensity; the ATTE score reuses the
   ATE fit's nuisance predictions.
 
+Designs with a multi-valued treatment (``Design.arms > 2``) compare ``PrivateATE`` /
+``PrivatePOM`` with ``doubleml.DoubleMLAPOS`` (one APO score per level, the same learners
+and trimming; ``causal_contrast`` against level 0 for the effects), per parameter.
+
 Per design x n x estimand it prints both coverages, their difference with its Monte Carlo
 SE, both mean interval lengths and their ratio, and checks issue 14's criteria: coverage
 no worse than DoubleML's (up to 2 MC SEs of the paired difference) and CI length at most
@@ -111,116 +115,94 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         return _run_task(task)
 
 
+def _doubleml_irm(dml_data: Any, smpls: list, cont: list[int], binary: list[int]) -> dict:
+    """DoubleML's IRM: ``{"ATE": (est, lower, upper), "ATT": ...}``; the ATTE score reuses
+    the ATE fit's nuisance predictions."""
+    import doubleml
+
+    ml_g, ml_m = _learners(cont, binary)
+    out, fitted = {}, None
+    for estimand, score in (("ATE", "ATE"), ("ATT", "ATTE")):
+        irm = doubleml.DoubleMLIRM(
+            dml_data,
+            ml_g,
+            ml_m,
+            n_folds=5,
+            score=score,
+            trimming_threshold=0.01,
+            draw_sample_splitting=False,
+        )
+        irm.set_sample_splitting(all_smpls=[smpls])
+        if fitted is None:
+            irm.fit(store_predictions=True)
+            fitted = {"d": {k: irm.predictions[k][:, :, 0] for k in ("ml_g0", "ml_g1", "ml_m")}}
+        else:
+            irm.fit(external_predictions=fitted)
+        ci = irm.confint().iloc[0]
+        out[estimand] = (float(irm.coef[0]), float(ci.iloc[0]), float(ci.iloc[1]))
+    return out
+
+
+def _doubleml_apos(
+    dml_data: Any, smpls: list, cont: list[int], binary: list[int], arms: int
+) -> dict:
+    """DoubleML's APOS for a multi-valued treatment: ``E[Y(k)]`` for every level and,
+    by its ``causal_contrast`` against level 0, ``ATE[k vs 0]``."""
+    import doubleml
+
+    ml_g, ml_m = _learners(cont, binary)
+    levels = list(range(arms))
+    apos = doubleml.DoubleMLAPOS(
+        dml_data,
+        ml_g,
+        ml_m,
+        treatment_levels=levels,
+        n_folds=5,
+        trimming_threshold=0.01,
+        draw_sample_splitting=False,
+    )
+    apos.set_sample_splitting(all_smpls=[smpls])
+    apos.fit()
+    ci = apos.confint()
+    out = {f"E[Y({k})]": (float(apos.coef[k]), *map(float, ci.iloc[k])) for k in levels}
+    contrast = apos.causal_contrast(reference_levels=0)
+    ci = contrast.confint()
+    for j, k in enumerate(levels[1:]):
+        out[f"ATE[{k} vs 0]"] = (float(contrast.thetas[j]), *map(float, ci.iloc[j]))
+    return out
+
+
 def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
-    """Replications of one design x n: privinfer and DoubleML on the same data."""
-    import doubleml
+    """Replications of one design x n: privinfer and DoubleML on the same data.
 
-    design = DESIGNS[task["design"]]
-    if design.arms > 2:
-        return _run_task_arms(task)
-    n = int(task["n"])
-    mech = pi.AlphaIdentity(1.0, design.reference())
-    ate, att, _ = design.truths()
-    truths = {"ATE": ate, "ATT": att}
-    options = task.get("model_options") or {}
-    rows = []
-    for rep in task["reps"]:
-        released, s_fit, dml_data, smpls, cont, binary = _same_data(task, mech, rep)
-        t0 = time.perf_counter()
-        dml: dict[str, tuple[float, float, float]] = {}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ml_g, ml_m = _learners(cont, binary)
-            fitted = None
-            for estimand, score in (("ATE", "ATE"), ("ATT", "ATTE")):
-                irm = doubleml.DoubleMLIRM(
-                    dml_data,
-                    ml_g,
-                    ml_m,
-                    n_folds=5,
-                    score=score,
-                    trimming_threshold=0.01,
-                    draw_sample_splitting=False,
-                )
-                irm.set_sample_splitting(all_smpls=[smpls])
-                if fitted is None:  # the ATTE score reuses the ATE fit's nuisances
-                    irm.fit(store_predictions=True)
-                    fitted = {
-                        "d": {k: irm.predictions[k][:, :, 0] for k in ("ml_g0", "ml_g1", "ml_m")}
-                    }
-                else:
-                    irm.fit(external_predictions=fitted)
-                ci = irm.confint().iloc[0]
-                dml[estimand] = (float(irm.coef[0]), float(ci.iloc[0]), float(ci.iloc[1]))
-        t_dml = time.perf_counter() - t0
-        for estimand, model in (("ATE", pi.PrivateATE), ("ATT", pi.PrivateATT)):
-            base = {"design": design.name, "n": n, "rep": rep, "estimand": estimand}
-            base["truth"] = truths[estimand]
-            t0 = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                try:
-                    res = model.from_formula(
-                        design.formula, released, mechanism=mech, **options
-                    ).fit(random_state=np.random.default_rng(s_fit))
-                    ci = res.conf_int().iloc[0]
-                    ours = (float(res.params.iloc[0]), float(ci["lower"]), float(ci["upper"]))
-                except Exception as exc:  # a refusal counts as a miss below
-                    ours = (np.nan, np.nan, np.nan)
-                    base["error"] = type(exc).__name__
-            t_ours = time.perf_counter() - t0
-            for who, (e, lo, hi), secs in (
-                ("privinfer", ours, t_ours),
-                ("doubleml", dml[estimand], t_dml / 2),
-            ):
-                rows.append(
-                    {**base, "method": who, "est": e, "lower": lo, "upper": hi, "seconds": secs}
-                )
-    return rows
-
-
-def _run_task_arms(task: dict[str, Any]) -> list[dict[str, Any]]:
-    """A multi-valued treatment: ``PrivateATE`` / ``PrivatePOM`` against DoubleML's APOS
-    (``DoubleMLAPOS``: one APO score per level, the same learners and trimming, and its
-    ``causal_contrast`` against level 0 for the effects), on the same data and folds.
-    One row per replication, method and parameter (``estimand`` is the parameter's name).
+    A binary treatment: ``PrivateATE`` / ``PrivateATT`` against DoubleML's IRM. A
+    multi-valued one: ``PrivateATE`` / ``PrivatePOM`` against DoubleML's APOS (one APO
+    score per level, the same learners and trimming). One row per replication, method
+    and parameter (``estimand`` is the parameter's name).
     """
-    import doubleml
-
     design = DESIGNS[task["design"]]
     n = int(task["n"])
     mech = pi.AlphaIdentity(1.0, design.reference())
     truths = design.param_truths()
-    levels = list(range(design.arms))
+    multi = design.arms > 2
+    models = (
+        ("ATE", pi.PrivateATE),
+        ("POM" if multi else "ATT", pi.PrivatePOM if multi else pi.PrivateATT),
+    )
     options = task.get("model_options") or {}
     rows = []
     for rep in task["reps"]:
         released, s_fit, dml_data, smpls, cont, binary = _same_data(task, mech, rep)
         t0 = time.perf_counter()
-        dml: dict[str, tuple[float, float, float]] = {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ml_g, ml_m = _learners(cont, binary)
-            apos = doubleml.DoubleMLAPOS(
-                dml_data,
-                ml_g,
-                ml_m,
-                treatment_levels=levels,
-                n_folds=5,
-                trimming_threshold=0.01,
-                draw_sample_splitting=False,
+            dml = (
+                _doubleml_apos(dml_data, smpls, cont, binary, design.arms)
+                if multi
+                else _doubleml_irm(dml_data, smpls, cont, binary)
             )
-            apos.set_sample_splitting(all_smpls=[smpls])
-            apos.fit()
-            ci = apos.confint()
-            for k in levels:
-                dml[f"E[Y({k})]"] = (float(apos.coef[k]), *map(float, ci.iloc[k]))
-            contrast = apos.causal_contrast(reference_levels=0)
-            ci = contrast.confint()
-            for j, k in enumerate(levels[1:]):
-                dml[f"ATE[{k} vs 0]"] = (float(contrast.thetas[j]), *map(float, ci.iloc[j]))
         t_dml = time.perf_counter() - t0
-        for estimand, model in (("ATE", pi.PrivateATE), ("POM", pi.PrivatePOM)):
+        for estimand, model in models:
             names = design.param_names(estimand)
             t0 = time.perf_counter()
             error = None

@@ -402,45 +402,31 @@ def trimming_plot(rule: Any, data: pd.DataFrame, *, bins: int = 40, ax: Any = No
     if treatment not in frame.columns:
         raise DataMismatchError(f"trimming_plot: treatment column {treatment!r} is not in data.")
     p = rule.propensity(frame)
-    if getattr(rule, "levels", ()):
-        return _trimming_plot_levels(rule, frame, treatment, p, bins, ax)
-    d = frame[treatment].to_numpy(dtype=float)
+    if getattr(rule, "levels", ()):  # three or more levels: the smallest level probability
+        x, top = p.min(axis=1), 1.0 / len(rule.levels)
+        d = frame[treatment].to_numpy()
+        groups = [(d == v, f"{treatment} = {v}") for v in rule.levels]
+        spans = [(0.0, rule.threshold)] if rule.threshold > 0 else []
+        xlabel = "smallest level probability min_k p_k(w)"
+    else:
+        x, top = p, 1.0
+        d = frame[treatment].to_numpy(dtype=float)
+        groups = [
+            (d == value, f"{treatment} = {value:g} ({label})")
+            for value, label in ((0.0, "control"), (1.0, "treated"))
+        ]
+        lo, hi = rule.bounds
+        spans = [sp for sp, keep in (((0.0, lo), lo > 0), ((hi, 1.0), hi < 1)) if keep]
+        xlabel = "public propensity p(w)"
     ax = _axes(ax)
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    for j, (value, label) in enumerate(((0.0, "control"), (1.0, "treated"))):
-        ax.hist(p[d == value], bins=edges, color=f"C{j}", alpha=0.5,
-                label=f"{treatment} = {value:g} ({label})")
-    lo, hi = rule.bounds
-    if lo > 0:
-        ax.axvspan(0.0, lo, color="0.85", zorder=0, label="dropped")
-    if hi < 1:
-        # a leading underscore keeps the second span out of the legend
-        ax.axvspan(hi, 1.0, color="0.85", zorder=0, label="_dropped" if lo > 0 else "dropped")
-    ax.set_xlim(0.0, 1.0)
-    ax.set_xlabel("public propensity p(w)")
-    ax.set_ylabel("rows")
-    ax.set_title(f"gamma = {rule.threshold:.3f}: {rule.n_kept} of {rule.n_rows} rows kept",
-                 fontsize="medium")
-    ax.legend(loc="best", fontsize="small")
-    return ax
-
-
-def _trimming_plot_levels(
-    rule: Any, frame: pd.DataFrame, treatment: str, p: np.ndarray, bins: int, ax: Any
-) -> Any:
-    """:func:`trimming_plot` for three or more levels: the smallest level probability."""
-    low = p.min(axis=1)
-    d = frame[treatment].to_numpy()
-    ax = _axes(ax)
-    top = 1.0 / len(rule.levels)
     edges = np.linspace(0.0, top, bins + 1)
-    for j, value in enumerate(rule.levels):
-        ax.hist(low[d == value], bins=edges, color=f"C{j}", alpha=0.5,
-                label=f"{treatment} = {value}")
-    if rule.threshold > 0:
-        ax.axvspan(0.0, rule.threshold, color="0.85", zorder=0, label="dropped")
+    for j, (mask, label) in enumerate(groups):
+        ax.hist(x[mask], bins=edges, color=f"C{j}", alpha=0.5, label=label)
+    for i, (a, b) in enumerate(spans):
+        # a leading underscore keeps the second span out of the legend
+        ax.axvspan(a, b, color="0.85", zorder=0, label="dropped" if i == 0 else "_dropped")
     ax.set_xlim(0.0, top)
-    ax.set_xlabel("smallest level probability min_k p_k(w)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("rows")
     ax.set_title(f"gamma = {rule.threshold:.3f}: {rule.n_kept} of {rule.n_rows} rows kept",
                  fontsize="medium")
