@@ -1068,6 +1068,97 @@ def _mu_public_arms(X, d):
     effect = np.select([d == 1, d == 2], [1.0 + 0.5 * w, 2.0 - 0.5 * w + x], 0.0)
     return np.sin(2.0 * x) + w + effect
 
+# Tenth round: an instrument-like private covariate, group-specific curves in a private
+# factor, an outcome with a floor and a ceiling
+def _cov_instrument(n, rng):
+    return pd.DataFrame(
+        {
+            "z": np.clip(rng.normal(size=n), -2.5, 2.5),
+            "x": _truncated_gamma(2.0, 0.7, 6.0, n, rng),
+            "w": (rng.random(n) < 0.5).astype(float),
+        }
+    )
+
+
+def _ps_instrument(X):
+    z, x = X.z.to_numpy(), X.x.to_numpy()
+    return np.clip(_expit(-0.3 + 2.2 * z + 0.8 * (x - 1.4)), 0.02, 0.98)
+
+
+def _mu_instrument(X, d):
+    x, w = X.x.to_numpy(), X.w.to_numpy()
+    return np.log1p(2.0 * x) + 0.5 * w + d * (1.0 + 0.3 * np.sqrt(x))
+
+
+#: sector shares, logit intercepts and slopes, outcome shifts and effect shifts
+GROUP_LEVELS = ["s0", "s1", "s2", "s3"]
+GROUP_PROBS = np.array([0.5, 0.3, 0.15, 0.05])
+_GROUP_A = np.array([-0.5, 0.3, 0.8, -1.0])
+_GROUP_B = np.array([3.0, -3.0, 2.0, 0.0])
+_GROUP_C = np.array([0.0, 0.5, -0.5, 1.0])
+_GROUP_T = np.array([0.0, 0.5, 1.0, -0.5])
+
+
+def _cov_group(n, rng):
+    g = np.asarray(GROUP_LEVELS, dtype=object)[rng.choice(4, n, p=GROUP_PROBS)]
+    return pd.DataFrame({"g": g, "x": rng.beta(2.0, 2.0, n), "w": rng.normal(size=n)})
+
+
+def _group_index(X):
+    return X.g.map({lv: k for k, lv in enumerate(GROUP_LEVELS)}).to_numpy(dtype=np.int64)
+
+
+def _ps_group(X):
+    k, x, w = _group_index(X), X.x.to_numpy(), X.w.to_numpy()
+    return np.clip(_expit(_GROUP_A[k] + _GROUP_B[k] * (x - 0.5) + 0.4 * w), 0.03, 0.97)
+
+
+def _mu_group(X, d):
+    k, x, w = _group_index(X), X.x.to_numpy(), X.w.to_numpy()
+    wave = np.sin(2.0 * np.pi * x)
+    curve = np.select([k == 0, k == 1, k == 2], [wave, -wave, 8.0 * (x - 0.5) ** 2], 0.0)
+    return _GROUP_C[k] + curve + 0.3 * w + d * (1.0 + _GROUP_T[k] + 0.5 * x)
+
+
+#: the score's noise sd, floor and ceiling
+_SCORE_SD, _SCORE_LO, _SCORE_HI = 9.0, 0.0, 100.0
+
+
+def _cov_score(n, rng):
+    inc = np.minimum(np.exp(rng.normal(3.8, 0.7, n)), 150.0)
+    return pd.DataFrame(
+        {
+            "prior": np.clip(rng.normal(60.0, 20.0, n), 0.0, 100.0),
+            "inc": inc,
+            "privsch": (rng.random(n) < _expit(-2.0 + 0.02 * inc)).astype(float),
+        }
+    )
+
+
+def _ps_score(X):
+    s, inc, ps = X.prior.to_numpy(), X.inc.to_numpy(), X.privsch.to_numpy()
+    return np.clip(_expit(-0.4 - 0.05 * (s - 60.0) + 0.008 * (inc - 45.0) - 0.5 * ps), 0.03, 0.97)
+
+
+def _latent_score(X, d):
+    s, inc, ps = X.prior.to_numpy(), X.inc.to_numpy(), X.privsch.to_numpy()
+    return 25.0 + 0.9 * s + 4.0 * np.log(inc / 45.0) + 3.0 * ps + d * (9.0 - 0.08 * (s - 60.0))
+
+
+def _mu_score(X, d):
+    # E[clip(m + s Z, lo, hi)] = lo + E[max(0, m - lo + s Z)] - E[max(0, m - hi + s Z)]
+    m = _latent_score(X, d)
+    return (
+        _SCORE_LO
+        + _censored_mean(m - _SCORE_LO, _SCORE_SD)
+        - _censored_mean(m - _SCORE_HI, _SCORE_SD)
+    )
+
+
+def _y_score(X, d, rng):
+    y = _latent_score(X, d) + _SCORE_SD * rng.normal(size=len(X))
+    return np.clip(y, _SCORE_LO, _SCORE_HI)
+
 
 HOLDOUT_LIST = [
     Design(
@@ -1483,6 +1574,39 @@ HOLDOUT_LIST = [
         _mu_public_arms,
         lambda X, d, rng: _mu_public_arms(X, d) + rng.normal(size=len(X)),
         arms=3,
+    ),
+    Design(
+        "strong_instrument",
+        "A private instrument-like z drives uptake (0.02-0.98) but not the outcome; skewed x",
+        "y ~ d | z + x + w",
+        ("w",),
+        lambda: {"z": _U(-2.5, 2.5), "x": _U(0, 6)},
+        _cov_instrument,
+        _ps_instrument,
+        _mu_instrument,
+        lambda X, d, rng: _mu_instrument(X, d) + rng.normal(size=len(X)),
+    ),
+    Design(
+        "group_curves",
+        "Private 4-level sector with its own propensity slope and outcome curve in private x",
+        "y ~ d | C(g) + x + w",
+        ("w",),
+        lambda: {"g": pi.reference.Categorical(GROUP_LEVELS), "x": _U(0, 1)},
+        _cov_group,
+        _ps_group,
+        _mu_group,
+        lambda X, d, rng: _mu_group(X, d) + rng.normal(size=len(X)),
+    ),
+    Design(
+        "ceiling_score",
+        "Test score with a floor and a ceiling (many at 100); private prior score and income",
+        "y ~ d | prior + inc + privsch",
+        ("privsch",),
+        lambda: {"prior": _U(0, 100), "inc": _U(0, 150)},
+        _cov_score,
+        _ps_score,
+        _mu_score,
+        _y_score,
     ),
 ]
 
