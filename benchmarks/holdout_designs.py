@@ -200,6 +200,26 @@ ATT)::
 level with probability below 0.007; effects that vary with it) was written with them for
 the multi-valued trimming rule's Monte Carlo (``benchmarks/mc_trimming.py``).
 
+A tenth round of three, written on 2026-12-05 after the support rule and never used to
+tune anything (until ``group_curves`` found the tensor block's limit at alpha = 1 and led
+to its factor-by-curve products), for shapes no round had: a covariate that drives
+treatment but not the outcome, a factor whose levels follow different curves, and an
+outcome with a ceiling::
+
+    python benchmarks/validate.py --designs strong_instrument,group_curves,ceiling_score \
+--alphas 1,0.7,0.5 --n 4000 --reps 50 --estimands ATE,ATT,POM --seed 1001
+
+* ``strong_instrument``: a private clipped normal ``z`` (uniform reference) moves the
+  propensity from 0.02 to 0.98 (13% of rows below 0.05) but not the outcome, the way an
+  instrument that a user adjusts for does; a skewed private ``x`` confounds mildly.
+* ``group_curves``: a private four-level sector (shares 50/30/15/5%, uniform categorical
+  reference) with its own propensity slope in a private ``x`` (slopes 3, -3, 2 and 0) and
+  its own outcome curve in it (``sin``, ``-sin``, a parabola, flat); a public normal.
+* ``ceiling_score``: a test score with a floor at 0 and a ceiling at 100 (16% of the
+  untreated and 28% of the treated at 100), tutoring taken by those with low prior
+  scores; the prior score (uniform reference on [0, 100]) and a lognormal income
+  top-coded at 150 (uniform reference on [0, 150]) private, a private-school dummy public.
+
 Truths are population quantities computed as in ``validate_designs.py``; the hidden
 cluster shocks enter the ATT's truth through the propensity, never the outcome means.
 """

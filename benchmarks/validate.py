@@ -25,6 +25,7 @@ Usage::
         --model-options '{"degree": "cv"}' --label cv
     python benchmarks/validate.py --alphas 0.7,0.5 --n 4000 --reps 24 --refit-margin 2
     python benchmarks/validate.py --designs kink_mixed --alphas 0.5 --n 4000 --no-tensor
+    python benchmarks/validate.py --designs group_curves --alphas 1 --n 4000 --no-tail-tensor
     python benchmarks/validate.py --alphas 0.5 --n 4000 --interaction-margin 1
     python benchmarks/validate.py --designs cps_lalonde --alphas 1 --n 4000 --min-arm-cap
     python benchmarks/validate.py --designs card_schooling --alphas 1 --no-support-rule
@@ -114,6 +115,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     if task.get("refit_margin_groups"):
         nuisances._REFIT_MARGIN_GROUPS = tuple(task["refit_margin_groups"].split(","))
     tensor = nuisances._SIEVE_TENSOR  # --no-tensor: the sieve without the tensor block
+    tail_tensor = nuisances._TAIL_TENSOR  # --no-tail-tensor: no factor-by-curve products
     margin = nuisances._INTERACTION_MARGIN  # --interaction-margin
     lead = nuisances._PUBLIC_HEAD_START  # --no-public-lead
     nuisances._PUBLIC_HEAD_START = not task.get("no_public_lead", False)
@@ -130,6 +132,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         nuisances._SPARE_FITS = tuple(task["spare_fits"].split(","))
     nuisances._REFIT_MARGIN = task.get("refit_margin", before)
     nuisances._SIEVE_TENSOR = not task.get("no_tensor", False)
+    nuisances._TAIL_TENSOR = not task.get("no_tail_tensor", False)
     chosen = task.get("interaction_margin")  # None: the package's own margin
     nuisances._INTERACTION_MARGIN = margin if chosen is None else chosen
     try:
@@ -139,6 +142,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         nuisances._REFIT_MARGIN = before
         nuisances._REFIT_MARGIN_GROUPS = groups
         nuisances._SIEVE_TENSOR = tensor
+        nuisances._TAIL_TENSOR = tail_tensor
         nuisances._INTERACTION_MARGIN = margin
         nuisances._PUBLIC_HEAD_START = lead
         nuisances._PUBLIC_UNGUARDED = unguarded
@@ -239,6 +243,7 @@ def make_tasks(
     min_arm_cap: bool = False,
     odds_cap_arm: str | None = None,
     no_support_rule: bool = False,
+    no_tail_tensor: bool = False,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -271,6 +276,7 @@ def make_tasks(
                             "min_arm_cap": min_arm_cap,
                             "odds_cap_arm": odds_cap_arm,
                             "no_support_rule": no_support_rule,
+                            "no_tail_tensor": no_tail_tensor,
                         }
                     )
     return tasks
@@ -563,6 +569,13 @@ def main(argv: list[str] | None = None) -> None:
         "terms): the block measured against its absence on the same releases",
     )
     parser.add_argument(
+        "--no-tail-tensor",
+        action="store_true",
+        help="the tensor block without the products of a categorical covariate's "
+        "contrasts with the squares and cubes of the continuous columns (the sieve "
+        "before the tenth round of held-out designs)",
+    )
+    parser.add_argument(
         "--no-public-lead",
         action="store_true",
         help="below alpha = 1, no sieve candidates whose public columns lead the private "
@@ -634,6 +647,7 @@ def main(argv: list[str] | None = None) -> None:
             min_arm_cap=args.min_arm_cap,
             odds_cap_arm=args.odds_cap_arm,
             no_support_rule=args.no_support_rule,
+            no_tail_tensor=args.no_tail_tensor,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

@@ -88,6 +88,11 @@ _REFIT_MARGIN_GROUPS: tuple[str, ...] = ("outcome", "riesz")
 #: held-out designs. A research switch of the validation suite (``--no-tensor``), which
 #: measures the block against its absence on the same releases.
 _SIEVE_TENSOR = True
+#: Whether the tensor block multiplies a categorical covariate's tail contrasts with the
+#: squares and cubes of the other columns (the default) or only with their linear terms,
+#: as before the tenth round of held-out designs. A research switch of the validation
+#: suite (``--no-tail-tensor``).
+_TAIL_TENSOR = True
 #: Below alpha = 1, the fold SEs of the paired CV-loss difference by which a
 #: "+ interactions" candidate must beat the best additive one (None: no margin, the
 #: default; ``cv_spectral``'s ``margins``). A research switch of the validation suite
@@ -206,6 +211,7 @@ def sieve_basis(inputs: TreatmentData, reference: ReferenceDesign, alpha: float)
         spec.public_groups,
         spec.private_names + spec.public_names,
         tensor=_SIEVE_TENSOR,
+        tail_tensor=_TAIL_TENSOR,
         public_head_start=public_head_start(alpha) if _PUBLIC_HEAD_START else 0,
     )
     keep = np.unique(np.concatenate([idx for _, idx in full.candidates(max_size)]))

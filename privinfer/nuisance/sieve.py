@@ -24,7 +24,9 @@ the linear terms (different columns) form an optional interaction block; a produ
 tail contrast enters with that contrast's level. The block also holds the polynomial
 tensor products :math:`P_i(v_a)P_j(v_b)` (:math:`i, j \le 3`) of two columns, each from
 the level of its higher degree on, so the "+ interactions" candidates of levels 1-3 are
-the tensor polynomials of those degrees (bivariate cubic at level 3).
+the tensor polynomials of those degrees (bivariate cubic at level 3), and the products of
+every tail contrast with :math:`P_1, P_2, P_3` of the other columns (a curve per level of
+a factor).
 
 A **candidate** sub-basis is "levels up to ``a``, with or without interactions", and
 below ``alpha = 1`` (``public_head``) also the same with the public columns some levels
@@ -458,6 +460,7 @@ class SieveBasis:
         interactions: bool = True,
         tensor: bool = True,
         public_head_start: int = 0,
+        tail_tensor: bool = True,
     ) -> SieveBasis:
         r"""Build the ladder up to ``max_level`` from public information and the release.
 
@@ -496,6 +499,13 @@ class SieveBasis:
             ``alpha = 1`` a fit may need to be richer in the public columns than the
             noise lets it be in the private ones (the models pass
             :math:`h = \min(3, \mathrm{round}(\log_2 \alpha^{-2}))`, 0 at ``alpha = 1``).
+        tail_tensor : bool, default=True
+            With ``tensor``, the tensor block also multiplies a categorical covariate's
+            tail contrasts with the squares and cubes of the other columns (its linear
+            products are in the block anyway): a propensity slope and an outcome curve
+            that differ by sector are then in the candidates. Without them, a design with
+            sector-specific curves in a private covariate kept a bias of 0.4-0.6 SE at
+            ``alpha = 1`` (held-out ``group_curves`` of the validation suite).
 
         Raises
         ------
@@ -588,7 +598,8 @@ class SieveBasis:
             if tensor:
                 # the polynomial tensor block: every product of two columns' Legendre
                 # atoms (degree 1-3 each), entering with the higher degree of the two
-                poly = [(a, at[0]) for a, at in enumerate(atoms) if at[1] in _POLY_KINDS]
+                kinds = _POLY_KINDS | {"tail"} if tail_tensor else _POLY_KINDS
+                poly = [(a, at[0]) for a, at in enumerate(atoms) if at[1] in kinds]
                 linear = set(pairs)
                 pairs += [
                     (a, b)

@@ -207,6 +207,30 @@ def test_contrasts_of_swamped_levels_climb_the_ladder():
         "C(g)[3 rarest]", "C(g)[2 rarest]"]  # fmt: skip
 
 
+def test_interaction_candidates_span_a_curve_per_factor_level():
+    # "level 3 + interactions" holds every product of a tail contrast with P_1, P_2 and P_3
+    # of a continuous column, so an outcome that follows a different cubic in v on every
+    # level of a factor is fitted exactly; with the contrasts' linear products alone it
+    # is not (a sector-specific curve: the tenth round of held-out designs)
+    b, x, D, g = _factor_basis()
+    flat, *_ = _factor_basis(tail_tensor=False)
+    v = np.interp(x[:, 0], *b.maps[0])
+    shapes = np.array([[0.0, 1.0, 0.0, 2.0], [1.0, -1.0, 3.0, 0.0],
+                       [0.5, 0.0, -2.0, -1.0], [-1.0, 2.0, 1.0, 1.5]])  # fmt: skip
+    target = np.polynomial.polynomial.polyval(v, shapes[g].T, tensor=False)
+    U = np.column_stack([x, D])
+
+    def residual(basis):
+        idx = dict(basis.candidates())["level 3 + interactions"]
+        P = basis.private_only(U)[:, idx]
+        coef, *_ = np.linalg.lstsq(P, target, rcond=None)
+        return float(np.std(target - P @ coef) / np.std(target))
+
+    assert residual(b) < 1e-10
+    assert residual(flat) > 0.2  # the products the test guards
+    assert "C(g)[1 rarest]*P3(x)" in b.names and "C(g)[1 rarest]*P3(x)" not in flat.names
+
+
 def test_tail_order_comes_from_deconvolved_frequencies():
     # a reference with 70% on level 0 makes level 0 the most frequent released level,
     # while it is the rarest true one (2%): the order must come from the deconvolved
