@@ -10,7 +10,10 @@ spares the public functions of the outcome fits below alpha = 1 (``ate_weights_p
 estimate 1.0976 -> 1.1003, 0.05 SE; ``att_cluster_weights``: bootstrap refits only,
 ``bse`` +0.6%) and for the sieve caps by each fit's own arm (eleven cases: the larger
 basis's indefiniteness notes, ``ate_nrep3``'s estimate by 0.05 SE, bootstrap ``bse`` by
--2% to +6%), and must only be regenerated
+-2% to +6%) and for the products of a factor's tail contrasts with the squares and cubes
+of the other columns (``ate_mixed_public``, ``ate_weights_public``,
+``att_cluster_weights``: estimates by 0.01, 0.10 and 0.15 SE, ``bse`` by -4% to +4%), and
+must only be regenerated
 when a change of numbers or warnings is intended:
 ``python tests/models/snapshots/make_treatment_snapshot.py [CASE ...]`` (named cases
 only, or all).
