@@ -611,7 +611,10 @@ class SieveBasis:
                 functions.append((a, b))
                 # enters the "+ interactions" candidates with its finer factor
                 level.append(-max(level[fa], level[fb]))
-                fnames.append(f"{fnames[fa]}*{fnames[fb]}")
+                # a factor's contrast is named last, as in its linear products ("x*C(g)[...]")
+                swap = atoms[a][1] == "tail" and atoms[b][1] != "tail"
+                first, second = (fb, fa) if swap else (fa, fb)
+                fnames.append(f"{fnames[first]}*{fnames[second]}")
         return cls(
             k_priv, tuple(maps), tuple(atoms), tuple(functions), tuple(level),
             tuple(fnames), max_level, None, tuple(tails), head,

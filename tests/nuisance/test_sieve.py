@@ -228,7 +228,7 @@ def test_interaction_candidates_span_a_curve_per_factor_level():
 
     assert residual(b) < 1e-10
     assert residual(flat) > 0.2  # the products the test guards
-    assert "C(g)[1 rarest]*P3(x)" in b.names and "C(g)[1 rarest]*P3(x)" not in flat.names
+    assert "P3(x)*C(g)[1 rarest]" in b.names and "P3(x)*C(g)[1 rarest]" not in flat.names
 
 
 def test_tail_order_comes_from_deconvolved_frequencies():
