@@ -234,8 +234,9 @@ from scipy import special, stats
 from validate_designs import (
     _U,
     Design,
-    _censored_mean,
+    _clipped_mean,
     _expit,
+    _level_codes,
     resample_rows,
     wooldridge_rows,
 )
@@ -933,9 +934,7 @@ def _latent_lalonde(X, d):
 
 
 def _mu_lalonde(X, d):
-    # E[min(max(0, m + s Z), c)] = E[max(0, m + s Z)] - E[max(0, m - c + s Z)]
-    m = _latent_lalonde(X, d)
-    return _censored_mean(m, _LALONDE_SD) - _censored_mean(m - _LALONDE_CAP, _LALONDE_SD)
+    return _clipped_mean(_latent_lalonde(X, d), _LALONDE_SD, 0.0, _LALONDE_CAP)
 
 
 def _y_lalonde(X, d, rng):
@@ -1125,7 +1124,7 @@ def _cov_group(n, rng):
 
 
 def _group_index(X):
-    return X.g.map({lv: k for k, lv in enumerate(GROUP_LEVELS)}).to_numpy(dtype=np.int64)
+    return _level_codes(X.g, GROUP_LEVELS)
 
 
 def _ps_group(X):
@@ -1166,13 +1165,7 @@ def _latent_score(X, d):
 
 
 def _mu_score(X, d):
-    # E[clip(m + s Z, lo, hi)] = lo + E[max(0, m - lo + s Z)] - E[max(0, m - hi + s Z)]
-    m = _latent_score(X, d)
-    return (
-        _SCORE_LO
-        + _censored_mean(m - _SCORE_LO, _SCORE_SD)
-        - _censored_mean(m - _SCORE_HI, _SCORE_SD)
-    )
+    return _clipped_mean(_latent_score(X, d), _SCORE_SD, _SCORE_LO, _SCORE_HI)
 
 
 def _y_score(X, d, rng):

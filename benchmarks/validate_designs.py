@@ -65,6 +65,16 @@ def _censored_mean(m: np.ndarray, sigma: float) -> np.ndarray:
     return m * stats.norm.cdf(r) + sigma * stats.norm.pdf(r)
 
 
+def _clipped_mean(m: np.ndarray, sigma: float, lo: float, hi: float) -> np.ndarray:
+    """E[min(max(m + sigma Z, lo), hi)] for standard normal Z (censored at both ends)."""
+    return lo + _censored_mean(m - lo, sigma) - _censored_mean(m - hi, sigma)
+
+
+def _level_codes(values: pd.Series, levels: list[str]) -> np.ndarray:
+    """Integer codes of the factor ``values`` in the order of ``levels``."""
+    return values.map({lv: k for k, lv in enumerate(levels)}).to_numpy(dtype=np.int64)
+
+
 @dataclass(frozen=True)
 class Design:
     """A simulation design with known population truths.
@@ -322,7 +332,7 @@ def _cov_factor(n, rng):
 
 
 def _gidx(X):
-    return X.g.map({lv: k for k, lv in enumerate(G_LEVELS)}).to_numpy(dtype=np.int64)
+    return _level_codes(X.g, G_LEVELS)
 
 
 def _ps_factor(X):

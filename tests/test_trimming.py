@@ -14,6 +14,15 @@ from privinfer.exceptions import DataMismatchError, MechanismMismatchError, Miss
 from privinfer.trimming import optimal_threshold
 
 
+def _publish(raw, alpha, seed):
+    """Release ``raw`` with ``x`` private (U(0, 1) reference); everything else public."""
+    mech = pi.AlphaIdentity(alpha, {"x": pi.reference.Uniform(0, 1)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = mech.privatize(raw, public=["y", "d", "w", "g"], random_state=seed + 1)
+    return raw, rel, mech
+
+
 def _release(n=3000, alpha=0.7, seed=0, slope=3.0):
     rng = np.random.default_rng(seed)
     w = rng.normal(size=n)
@@ -21,11 +30,7 @@ def _release(n=3000, alpha=0.7, seed=0, slope=3.0):
     d = (rng.random(n) < expit(slope * w)).astype(int)
     y = x + w + d * (1 + w) + rng.normal(size=n)
     raw = pd.DataFrame({"y": y, "d": d, "x": x, "w": w, "g": rng.choice(["a", "b"], n)})
-    mech = pi.AlphaIdentity(alpha, {"x": pi.reference.Uniform(0, 1)})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rel = mech.privatize(raw, public=["y", "d", "w", "g"], random_state=seed + 1)
-    return raw, rel, mech
+    return _publish(raw, alpha, seed)
 
 
 def _variance_bound(e, gamma):
@@ -198,11 +203,7 @@ def _release_levels(n=3000, alpha=0.7, seed=0, slope=1.5):
     d = (rng.random(n)[:, None] > P.cumsum(axis=1)[:, :-1]).sum(axis=1)
     y = x + w + d * (1 + w) + rng.normal(size=n)
     raw = pd.DataFrame({"y": y, "d": d, "x": x, "w": w, "g": g})
-    mech = pi.AlphaIdentity(alpha, {"x": pi.reference.Uniform(0, 1)})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rel = mech.privatize(raw, public=["y", "d", "w", "g"], random_state=seed + 1)
-    return raw, rel, mech
+    return _publish(raw, alpha, seed)
 
 
 def _level_bound(P, gamma):

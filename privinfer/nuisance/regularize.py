@@ -863,7 +863,7 @@ def cv_spectral(
                 f"got {support_folds.shape}."
             )
         S_train = np.einsum("fg,gij->fij", W, support_folds)
-    per: list[tuple[FloatArray, IntArray, FloatArray, FloatArray]] = []
+    per: list[tuple[FloatArray, IntArray, FloatArray, FloatArray, FloatArray]] = []
     for c, idx in enumerate(cands):
         gm = guarded_of(idx, noiseless if spare is None or spare[c] else None)
         key = (idx.tobytes(), float(min_ridge), float(noise_share), _mask_key(gm))
