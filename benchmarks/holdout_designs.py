@@ -220,6 +220,25 @@ outcome with a ceiling::
   scores; the prior score (uniform reference on [0, 100]) and a lognormal income
   top-coded at 150 (uniform reference on [0, 150]) private, a private-school dummy public.
 
+An eleventh round of three, written on 2026-12-05 after the factor-by-curve products and
+never used to tune anything, for what no round had: many covariates, a propensity that is
+high at both ends of a covariate, and a propensity and an outcome that oscillate together::
+
+    python benchmarks/validate.py --designs wide_covs,u_propensity,wiggle_confound \
+--alphas 1,0.7,0.5 --n 4000 --reps 50 --estimands ATE,ATT,POM --seed 1101
+
+* ``wide_covs``: sixteen covariates, eight private (three clipped normals, two uniforms,
+  a top-coded lognormal, a truncated gamma and a beta, uniform references) and eight
+  public (two of them correlated with private ones); the propensity depends on three of
+  them (``tanh``, ``log``, linear), the outcome on six (``tanh``, ``sin``, ``sqrt``,
+  linear) and the effect on two. Ten covariates are noise.
+* ``u_propensity``: the propensity is U-shaped in a private clipped normal (0.17 at the
+  centre, 0.97 beyond 1.9 in absolute value), so the treated sit in both tails; an
+  effect with a kink (``1 + 0.8 |x|``) and a private uniform with a ``sin`` term.
+* ``wiggle_confound``: propensity and outcome both follow ``sin(6 pi x)`` (three
+  periods) in a private covariate on [0, 1], so any fit too smooth to follow the waves
+  leaves the confounding in; the effect follows ``cos(2 pi x)``.
+
 Truths are population quantities computed as in ``validate_designs.py``; the hidden
 cluster shocks enter the ATT's truth through the propensity, never the outcome means.
 """
@@ -1173,6 +1192,79 @@ def _y_score(X, d, rng):
     return np.clip(y, _SCORE_LO, _SCORE_HI)
 
 
+# Eleventh round: sixteen covariates with a sparse signal, a U-shaped propensity, an
+# outcome and a propensity that oscillate together
+def _cov_wide(n, rng):
+    x1 = np.clip(rng.normal(size=n), -3.0, 3.0)
+    x2 = np.clip(rng.normal(size=n), -3.0, 3.0)
+    out = {
+        "x1": x1,
+        "x2": x2,
+        "x3": np.clip(rng.normal(size=n), -3.0, 3.0),
+        "x4": rng.random(n),
+        "x5": rng.random(n),
+        "x6": np.minimum(np.exp(rng.normal(0.0, 0.8, n)), 8.0),
+        "x7": _truncated_gamma(2.0, 1.0, 8.0, n, rng),
+        "x8": rng.beta(2.0, 5.0, n),
+        "w1": 0.6 * x1 + 0.8 * rng.normal(size=n),
+        "w2": rng.normal(size=n),
+        "w3": rng.normal(size=n),
+        "w4": 0.5 * x2 + rng.normal(size=n),
+        "w5": (rng.random(n) < 0.4).astype(float),
+        "w6": (rng.random(n) < _expit(x1)).astype(float),
+        "w7": rng.random(n),
+        "w8": np.exp(rng.normal(0.0, 0.5, n)),
+    }
+    return pd.DataFrame(out)
+
+
+def _ps_wide(X):
+    x1, x6, w1 = X.x1.to_numpy(), X.x6.to_numpy(), X.w1.to_numpy()
+    index = -0.3 + 1.2 * np.tanh(1.5 * x1) + 0.5 * (np.log(x6) + 0.2) + 0.4 * w1
+    return np.clip(_expit(index), 0.03, 0.97)
+
+
+def _mu_wide(X, d):
+    x1, x2, x4, x6 = (X[c].to_numpy() for c in ("x1", "x2", "x4", "x6"))
+    w1, w5 = X.w1.to_numpy(), X.w5.to_numpy()
+    base = np.tanh(2.0 * x1) + 0.6 * x2 + np.sin(2.0 * np.pi * x4) + 0.8 * np.sqrt(x6)
+    return base + 0.4 * w1 + 0.5 * w5 + d * (1.0 + 0.5 * x2 + 0.3 * w5)
+
+
+def _cov_ushape(n, rng):
+    return pd.DataFrame(
+        {
+            "x": np.clip(rng.normal(size=n), -3.0, 3.0),
+            "u": rng.random(n),
+            "w": (rng.random(n) < 0.5).astype(float),
+        }
+    )
+
+
+def _ps_ushape(X):
+    x, w = X.x.to_numpy(), X.w.to_numpy()
+    return np.clip(_expit(-1.6 + 1.5 * x**2 + 0.4 * w), 0.03, 0.97)
+
+
+def _mu_ushape(X, d):
+    x, u, w = X.x.to_numpy(), X.u.to_numpy(), X.w.to_numpy()
+    return 1.0 + x + 0.6 * x**2 + np.sin(3.0 * u) + 0.5 * w + d * (1.0 + 0.8 * np.abs(x))
+
+
+def _cov_wiggle(n, rng):
+    return pd.DataFrame({"x": rng.beta(1.5, 1.5, n), "w": rng.normal(size=n)})
+
+
+def _ps_wiggle(X):
+    x, w = X.x.to_numpy(), X.w.to_numpy()
+    return np.clip(_expit(-0.2 + 1.4 * np.sin(6.0 * np.pi * x) + 0.3 * w), 0.05, 0.95)
+
+
+def _mu_wiggle(X, d):
+    x, w = X.x.to_numpy(), X.w.to_numpy()
+    return 2.0 * np.sin(6.0 * np.pi * x) + 0.5 * w + d * (1.0 + 0.5 * np.cos(2.0 * np.pi * x))
+
+
 HOLDOUT_LIST = [
     Design(
         "tensor_tanh",
@@ -1620,6 +1712,49 @@ HOLDOUT_LIST = [
         _ps_score,
         _mu_score,
         _y_score,
+    ),
+    Design(
+        "wide_covs",
+        "Sixteen covariates (8 private of mixed shapes, 8 public, two tied to private ones); "
+        "sparse nonlinear signal",
+        "y ~ d | x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8 + w1 + w2 + w3 + w4 + w5 + w6 + w7 + w8",
+        ("w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8"),
+        lambda: {
+            "x1": _U(-3, 3),
+            "x2": _U(-3, 3),
+            "x3": _U(-3, 3),
+            "x4": _U(0, 1),
+            "x5": _U(0, 1),
+            "x6": _U(0, 8),
+            "x7": _U(0, 8),
+            "x8": _U(0, 1),
+        },
+        _cov_wide,
+        _ps_wide,
+        _mu_wide,
+        lambda X, d, rng: _mu_wide(X, d) + rng.normal(size=len(X)),
+    ),
+    Design(
+        "u_propensity",
+        "U-shaped propensity in a private normal (treated in both tails); kinked effect |x|",
+        "y ~ d | x + u + w",
+        ("w",),
+        lambda: {"x": _U(-3, 3), "u": _U(0, 1)},
+        _cov_ushape,
+        _ps_ushape,
+        _mu_ushape,
+        lambda X, d, rng: _mu_ushape(X, d) + rng.normal(size=len(X)),
+    ),
+    Design(
+        "wiggle_confound",
+        "Propensity and outcome oscillate together in a private covariate (three periods)",
+        "y ~ d | x + w",
+        ("w",),
+        lambda: {"x": _U(0, 1)},
+        _cov_wiggle,
+        _ps_wiggle,
+        _mu_wiggle,
+        lambda X, d, rng: _mu_wiggle(X, d) + rng.normal(size=len(X)),
     ),
 ]
 
