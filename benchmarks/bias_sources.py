@@ -17,6 +17,9 @@ fit_crossfit``) as the models call them; they are research probes, not options:
 * ``largest``: every fit on the largest sieve candidate (the CV chooses the ridge only);
 * ``split``: ``split_nuisances=True`` (outcome and Riesz fits on separate halves);
 * ``folds=K``: ``n_folds=K``;
+* ``plausible-se=K``: the bias bound's comparison fit may have a CV loss up to ``K``
+  fold standard errors above the chosen fit's (instead of 1;
+  :func:`privinfer.nuisance.regularize.loosest_plausible`);
 * ``rows-per-function=R``: the sieve's size cap at ``R`` effective rows per function
   instead of 10 (``privinfer.models._nuisances._SIEVE_ROWS_PER_BASIS``).
 
@@ -33,6 +36,7 @@ Usage:  python benchmarks/bias_sources.py --design D --alpha A [--estimand ATE]
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -55,7 +59,8 @@ def _parse(variant: str) -> dict[str, Any]:
         return out
     for part in variant.split("+"):
         key, _, value = part.partition("=")
-        if key in ("guard-outcome", "guard-riesz", "ridge-max", "rows-per-function"):
+        if key in ("guard-outcome", "guard-riesz", "ridge-max", "rows-per-function",
+                   "plausible-se"):
             out[key] = float(value)
         elif key == "folds":
             out["n_folds"] = int(value)
@@ -88,6 +93,19 @@ def _install(probe: dict[str, Any]) -> None:
         return fit_crossfit(*args, **kw)
 
     nuisances.fit_crossfit = wrapped
+    if "plausible-se" in probe:
+        import privinfer.nuisance.regularize as regularize
+
+        plain = regularize.loosest_plausible
+        k = probe["plausible-se"]
+
+        def looser(choice: Any, loosen: float = regularize.LOOSEN) -> tuple[int, float]:
+            # the fold SEs scaled by k widen the tolerance loss + fold_se to loss + k fold_se
+            cols = {key: np.asarray(v) for key, v in choice.columns.items()}
+            cols["fold_se"] = k * cols["fold_se"].astype(float)
+            return plain(dataclasses.replace(choice, columns=cols), loosen)
+
+        regularize.loosest_plausible = looser
     if "rows-per-function" in probe:
         nuisances._SIEVE_ROWS_PER_BASIS = probe["rows-per-function"]
 
