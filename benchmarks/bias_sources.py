@@ -23,6 +23,13 @@ fit_crossfit``) as the models call them; they are research probes, not options:
 * ``rows-per-function=R``: the sieve's size cap at ``R`` effective rows per function
   instead of 10 (``privinfer.models._nuisances._SIEVE_ROWS_PER_BASIS``).
 
+Each fit gets a fresh copy of the replication's fitting stream. ``validate.py`` fits the
+estimands of a replication one after another from one ``SeedSequence``, and a fit spawns
+its folds' and bootstrap's streams from it, so its second and third fits (the ATT and the
+potential-outcome means after the ATE) draw other folds than a fit on its own: their
+figures here can differ from ``validate.py``'s for that reason alone (``u_propensity``'s
+ATT at ``alpha = 1``, :math:`n = 1000`, 30 releases: coverage 0.90 here, 0.77 there).
+
 Variants combine with ``+`` (``largest+ridge-max=0.01+guard-outcome=0.3``). Used on the
 eleventh round's ``wiggle_confound`` (validation page of the user guide):
 
