@@ -20,6 +20,11 @@ fit_crossfit``) as the models call them; they are research probes, not options:
 * ``plausible-se=K``: the bias bound's comparison fit may have a CV loss up to ``K``
   fold standard errors above the chosen fit's (instead of 1;
   :func:`privinfer.nuisance.regularize.loosest_plausible`);
+* ``nested-cv``: each estimation fold's sieve and ridge chosen by a CV on the other
+  folds only (the package chooses once, on all folds, so the choice has seen the
+  held-out fold it is evaluated on); the comparison fits stay the package's;
+* ``influence``: ``variance="influence"`` (no fold-block bootstrap; the estimates are
+  the same, only faster);
 * ``rows-per-function=R``: the sieve's size cap at ``R`` effective rows per function
   instead of 10 (``privinfer.models._nuisances._SIEVE_ROWS_PER_BASIS``).
 
@@ -71,7 +76,7 @@ def _parse(variant: str) -> dict[str, Any]:
             out[key] = float(value)
         elif key == "folds":
             out["n_folds"] = int(value)
-        elif key in ("largest", "split"):
+        elif key in ("largest", "split", "nested-cv", "influence"):
             out[key] = True
         else:
             raise ValueError(f"unknown variant {part!r}")
@@ -97,6 +102,8 @@ def _install(probe: dict[str, Any]) -> None:
             kw["margins"] = None
             if kw.get("spare") is not None:
                 kw["spare"] = [kw["spare"][-1]]
+        if probe.get("nested-cv"):
+            return _nested(fit_crossfit, *args, **kw)
         return fit_crossfit(*args, **kw)
 
     nuisances.fit_crossfit = wrapped
@@ -117,6 +124,30 @@ def _install(probe: dict[str, Any]) -> None:
         nuisances._SIEVE_ROWS_PER_BASIS = probe["rows-per-function"]
 
 
+def _nested(fit: Any, G: Any, rhs: Any, n_rows: Any, masks: Any, **kw: Any) -> Any:
+    """``fit`` (``fit_crossfit``) with each fold's choice made by a CV on the others."""
+    full = fit(G, rhs, n_rows, masks, **kw)
+    cands = kw.get("candidates")
+    if full.choice is None or cands is None:
+        return full
+    F = G.shape[0]
+    coefs = full.coefs.copy()
+    for f in range(F):
+        keep = np.arange(F) != f
+        inner_kw = {**kw, "with_loose": False, "spectra_cache": None}
+        for name in ("const_folds", "support_folds"):
+            if kw.get(name) is not None:
+                inner_kw[name] = kw[name][keep]
+        inner = fit(G[keep], rhs[keep], n_rows[keep], ~np.eye(F - 1, dtype=bool), **inner_kw)
+        c, rel = inner.choice.candidate, inner.choice.relative_ridge
+        fixed_kw = {**kw, "candidates": [cands[c]], "ridges": (rel,), "margins": None,
+                    "with_loose": False, "spectra_cache": None}
+        if kw.get("spare") is not None:
+            fixed_kw["spare"] = [kw["spare"][c]]
+        coefs[f] = fit(G, rhs, n_rows, masks, **fixed_kw).coefs[f]
+    return dataclasses.replace(full, coefs=coefs)
+
+
 def _one(task: tuple[str, str, float, int, int, int, str]) -> list[tuple[float, ...]]:
     design, estimand, alpha, n, seed, rep, variant = task
     warnings.simplefilter("ignore")
@@ -127,6 +158,8 @@ def _one(task: tuple[str, str, float, int, int, int, str]) -> list[tuple[float, 
         options["split_nuisances"] = True
     if "n_folds" in probe:
         options["n_folds"] = probe["n_folds"]
+    if probe.get("influence"):
+        options["variance"] = "influence"
     mech, released, s_fit, truths = V.replication(seed, design, alpha, n, rep)
     d = V.DESIGNS[design]
     model = V.MODELS[estimand].from_formula(d.formula, released, mechanism=mech, **options)
