@@ -23,6 +23,10 @@ fit_crossfit``) as the models call them; they are research probes, not options:
 * ``nested-cv``: each estimation fold's sieve and ridge chosen by a CV on the other
   folds only (the package chooses once, on all folds, so the choice has seen the
   held-out fold it is evaluated on); the comparison fits stay the package's;
+* ``riesz-loose=S``: the bias bound's comparison keeps the chosen outcome fits and
+  loosens the Riesz fits only: the chosen candidate at the smallest positive ridge of
+  the grid and the noise guard at ``S`` times its size (the shift is then the outcome
+  fit's error times the Riesz fits' change);
 * ``influence``: ``variance="influence"`` (no fold-block bootstrap; the estimates are
   the same, only faster);
 * ``rows-per-function=R``: the sieve's size cap at ``R`` effective rows per function
@@ -72,7 +76,7 @@ def _parse(variant: str) -> dict[str, Any]:
     for part in variant.split("+"):
         key, _, value = part.partition("=")
         if key in ("guard-outcome", "guard-riesz", "ridge-max", "rows-per-function",
-                   "plausible-se"):
+                   "plausible-se", "riesz-loose"):
             out[key] = float(value)
         elif key == "folds":
             out["n_folds"] = int(value)
@@ -104,7 +108,22 @@ def _install(probe: dict[str, Any]) -> None:
                 kw["spare"] = [kw["spare"][-1]]
         if probe.get("nested-cv"):
             return _nested(fit_crossfit, *args, **kw)
-        return fit_crossfit(*args, **kw)
+        out = fit_crossfit(*args, **kw)
+        if "riesz-loose" in probe and out.choice is not None:
+            if not riesz:
+                return dataclasses.replace(out, loose=out.coefs.copy())
+            smallest = min(r for r in DEFAULT_RIDGE_GRID if r > 0)
+            loose_kw = {**kw, "with_loose": False, "spectra_cache": None, "margins": None,
+                        "noise_share": kw["noise_share"] * probe["riesz-loose"],
+                        "ridges": (smallest,)}
+            if cands is not None:
+                c = out.choice.candidate
+                loose_kw["candidates"] = [kw["candidates"][c]]
+                if kw.get("spare") is not None:
+                    loose_kw["spare"] = [kw["spare"][c]]
+            loose = fit_crossfit(*args, **loose_kw).coefs
+            return dataclasses.replace(out, loose=loose)
+        return out
 
     nuisances.fit_crossfit = wrapped
     if "plausible-se" in probe:
