@@ -5,8 +5,10 @@ For one design of the validation suite, one estimand and one ``alpha``, every re
 with the package's defaults and with each requested variant of its nuisance stage, and
 the script prints, per variant and parameter (its position in the results' ``params``:
 for ``POM`` 0 is :math:`E[Y(0)]`, 1 is :math:`E[Y(1)]`), the bias over the mean standard
-error, the Monte Carlo sd of the estimates, SE / MC sd, the coverage and the mean interval
-length. The variants
+error, the Monte Carlo sd of the estimates, SE / MC sd, the coverage, the mean interval
+length, and the share of the fits' CV choices (outcome and Riesz fits, all arms and
+folds' choices of one estimate) that took the largest sieve candidate their arm's cap
+allows (``top``). The variants
 change the private cross-validated series fits (``privinfer.nuisance.regularize.
 fit_crossfit``) as the models call them; they are research probes, not options:
 
@@ -87,6 +89,10 @@ def _parse(variant: str) -> dict[str, Any]:
     return out
 
 
+#: per fit of this worker: whether its CV chose the largest candidate it was offered
+_AT_TOP: list[bool] = []
+
+
 def _install(probe: dict[str, Any]) -> None:
     """Wrap the models' series fits with the probe (in this worker process)."""
     import privinfer.models._nuisances as nuisances
@@ -109,6 +115,10 @@ def _install(probe: dict[str, Any]) -> None:
         if probe.get("nested-cv"):
             return _nested(fit_crossfit, *args, **kw)
         out = fit_crossfit(*args, **kw)
+        offered = kw.get("candidates")
+        if out.choice is not None and offered is not None and kw.get("with_loose", True):
+            sizes = [len(c) for c in offered]
+            _AT_TOP.append(sizes[out.choice.candidate] == max(sizes))
         if "riesz-loose" in probe and out.choice is not None:
             if not riesz:
                 return dataclasses.replace(out, loose=out.coefs.copy())
@@ -182,11 +192,14 @@ def _one(task: tuple[str, str, float, int, int, int, str]) -> list[tuple[float, 
     mech, released, s_fit, truths = V.replication(seed, design, alpha, n, rep)
     d = V.DESIGNS[design]
     model = V.MODELS[estimand].from_formula(d.formula, released, mechanism=mech, **options)
+    _AT_TOP.clear()
     res = model.fit(random_state=np.random.default_rng(s_fit))
+    # the bootstrap's refits run without comparison fits; the estimate's own have them
+    top = float(np.mean(_AT_TOP)) if _AT_TOP else float("nan")
     ci = res.conf_int()
     return [
         (res.params[p] - truths[p], res.bse[p], ci.loc[p].iloc[0] - truths[p],
-         ci.loc[p].iloc[1] - truths[p])
+         ci.loc[p].iloc[1] - truths[p], top)
         for p in res.params.index
     ]  # fmt: skip
 
@@ -209,18 +222,18 @@ def main() -> None:
     print(f"{args.design} {args.estimand} alpha={args.alpha:g} n={args.n} "
           f"{args.reps} replications (seed {args.seed})")
     print(f"{'variant':44}{'param':>8}{'bias/SE':>9}{'MC sd':>9}{'SE/MCsd':>9}"
-          f"{'cover':>7}{'CI len':>9}")
+          f"{'cover':>7}{'CI len':>9}{'top':>6}")
     with ProcessPoolExecutor(args.jobs) as pool:
         for v in variants:
             tasks = [(args.design, args.estimand, args.alpha, args.n, args.seed, r, v)
                      for r in range(args.reps)]
-            out = np.asarray(list(pool.map(_one, tasks)))  # (reps, params, 4)
+            out = np.asarray(list(pool.map(_one, tasks)))  # (reps, params, 5)
             for j in range(out.shape[1]):
-                err, se, lo, hi = out[:, j].T
+                err, se, lo, hi, top = out[:, j].T
                 sd = err.std(ddof=1)
                 print(f"{v:44}{j:>8}{err.mean() / se.mean():>+9.2f}{sd:>9.4f}"
                       f"{se.mean() / sd:>9.2f}{np.mean((lo <= 0) & (hi >= 0)):>7.2f}"
-                      f"{np.mean(hi - lo):>9.3f}", flush=True)
+                      f"{np.mean(hi - lo):>9.3f}{np.nanmean(top):>6.2f}", flush=True)
     print(f"time {time.perf_counter() - start:.0f} s")
 
 
