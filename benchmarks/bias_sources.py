@@ -194,7 +194,7 @@ def _one(task: tuple[str, str, float, int, int, int, str]) -> list[tuple[float, 
     model = V.MODELS[estimand].from_formula(d.formula, released, mechanism=mech, **options)
     _AT_TOP.clear()
     res = model.fit(random_state=np.random.default_rng(s_fit))
-    # the bootstrap's refits run without comparison fits; the estimate's own have them
+    # fits with comparison fits: the estimate's own, and bootstrap refits that redo them
     top = float(np.mean(_AT_TOP)) if _AT_TOP else float("nan")
     ci = res.conf_int()
     return [
