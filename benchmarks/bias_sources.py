@@ -41,14 +41,42 @@ potential-outcome means after the ATE) draw other folds than a fit on its own: t
 figures here can differ from ``validate.py``'s for that reason alone (``u_propensity``'s
 ATT at ``alpha = 1``, :math:`n = 1000`, 30 releases: coverage 0.90 here, 0.77 there).
 
+With ``--oracle`` (``ATE`` and ``POM``, binary or multi-valued designs) every fit is also
+taken apart against the design's known nuisances, on a large draw of the population: the
+fitted outcome regressions :math:`\hat\mu_k` and Riesz weights :math:`\hat g_k` of the
+first split's folds, evaluated at the true covariates, give the one-step estimate's
+remainder given its fits,
+
+.. math:: R_k = E[\pi_k(X)\,(g_k - \hat g_k)(\hat\mu_k - \mu_k)], \qquad
+          g_k = 1/\pi_k,
+
+(averaged over the folds; the held-out mean of the scores has expectation
+:math:`E[Y(k)] + R_k` given the fits). The script prints, per arm and in units of the
+parameter's mean SE, the mean remainder (``rem``), its part that the fits' average over
+releases already carries (``sys``: the product of the fold-averaged fits' mean errors)
+and the rest (``noise``: the covariance of their release-to-release errors, which two
+fits from the same noisy statistics share), the remainder the chosen sieves would leave
+if each fit were the population projection onto its own columns (``proj``), and the
+:math:`\pi_k`-weighted root mean squared errors of the two fits and of the two
+projections. A ``rem`` near the bias says the bias is the product of the nuisance errors;
+``proj`` near zero says the sieves could represent both nuisances and the product comes
+from how they were fitted. The oracle draw is ``ORACLE_SIZE`` covariate rows (seed
+``ORACLE_SEED``, unweighted; hidden columns enter the true propensity and means).
+
 Variants combine with ``+`` (``largest+ridge-max=0.01+guard-outcome=0.3``). Used on the
 eleventh round's ``wiggle_confound`` (validation page of the user guide):
 
     python benchmarks/bias_sources.py --design wiggle_confound --alpha 0.7 --reps 16 \
         --variants guard-outcome=0.3,guard-riesz=0.3,ridge-max=0.03,largest,split,folds=10
 
+and with the oracle, on the potential-outcome means (the eleventh round's finding):
+
+    python benchmarks/bias_sources.py --design wiggle_confound --estimand POM --alpha 0.7 \
+        --reps 16 --oracle
+
 Usage:  python benchmarks/bias_sources.py --design D --alpha A [--estimand ATE]
             [--n 4000] [--reps 16] [--seed 1101] [--variants v1,v2,...] [--jobs 2]
+            [--oracle]
 """
 
 from __future__ import annotations
@@ -177,8 +205,78 @@ def _nested(fit: Any, G: Any, rhs: Any, n_rows: Any, masks: Any, **kw: Any) -> A
     return dataclasses.replace(full, coefs=coefs)
 
 
-def _one(task: tuple[str, str, float, int, int, int, str]) -> list[tuple[float, ...]]:
-    design, estimand, alpha, n, seed, rep, variant = task
+#: covariate rows of the oracle's population draw, and its seed
+ORACLE_SIZE = 50_000
+ORACLE_SEED = 20261205
+
+
+def _record_held_out() -> list[Any]:
+    """Make the models keep every held-out pass they build (in this worker process)."""
+    import privinfer.models._onestep as onestep
+
+    kept: list[Any] = []
+    plain = onestep.HeldOutPass
+
+    class Kept(plain):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kw: Any) -> None:
+            super().__init__(*args, **kw)
+            kept.append(self)
+
+    onestep.HeldOutPass = Kept
+    return kept
+
+
+def _oracle(design: Any, model: Any, held_out: Any) -> tuple[np.ndarray, np.ndarray]:
+    r"""Per arm: remainder, fit and projection errors; and the fold-averaged fits' errors.
+
+    Returns ``(stats, errors)``: ``stats`` of shape ``(L, 6)`` holds per arm the
+    remainder :math:`R_k`, the remainder of the chosen sieves' projections, the
+    :math:`\pi_k`-weighted RMS errors of the outcome and Riesz fits and of their
+    projections; ``errors`` of shape ``(L, 3, ORACLE_SIZE)`` the fold-averaged outcome and
+    Riesz errors and :math:`\pi_k` at the oracle rows.
+    """
+    from privinfer.models._suffstats import basis_rows
+
+    rng = np.random.default_rng(ORACLE_SEED)
+    X = design.covariates(ORACLE_SIZE, rng)
+    ps = np.asarray(design.propensity(X), dtype=float)
+    L = held_out.nuisances[0].series.betas.__len__()
+    arm_p = ps if ps.ndim == 2 else np.column_stack([1.0 - ps, ps])
+    # a frame the model's formula reads: released columns, every arm present
+    d = np.arange(ORACLE_SIZE) % L
+    frame = X.drop(columns=list(design.hidden)).assign(y=0.0, d=d)
+    big = type(model).from_formula(design.formula, frame, mechanism=model.mechanism)
+    _, Phi = basis_rows(held_out.basis, big.inputs, np.arange(ORACLE_SIZE))
+    stats, errors = np.zeros((L, 6)), np.zeros((L, 3, ORACLE_SIZE))
+    for k in range(L):
+        pk, mu = arm_p[:, k], np.asarray(design.mean(X, k), dtype=float)
+        g, W = 1.0 / pk, np.sqrt(pk)
+
+        def wnorm(v: np.ndarray, pk: np.ndarray = pk) -> float:
+            return float(np.sqrt(np.mean(pk * v**2)))
+
+        def projection(f: np.ndarray, coefs: np.ndarray, W: np.ndarray = W) -> np.ndarray:
+            cols = np.flatnonzero(coefs != 0)
+            c = np.linalg.lstsq(Phi[:, cols] * W[:, None], f * W, rcond=None)[0]
+            return Phi[:, cols] @ c
+
+        per_fold = []
+        for nuis in held_out.nuisances:
+            em = Phi @ nuis.series.betas[k] - mu
+            eg = g - Phi @ nuis.riesz.thetas[k]
+            pm = projection(mu, nuis.series.betas[k]) - mu
+            pg = g - projection(g, nuis.riesz.thetas[k])
+            per_fold.append((np.mean(pk * em * eg), np.mean(pk * pm * pg), wnorm(em),
+                             wnorm(eg), wnorm(pm), wnorm(pg)))
+            errors[k, 0] += em / len(held_out.nuisances)
+            errors[k, 1] += eg / len(held_out.nuisances)
+        errors[k, 2] = pk
+        stats[k] = np.mean(per_fold, axis=0)
+    return stats, errors
+
+
+def _one(task: tuple[str, str, float, int, int, int, str, bool]) -> tuple[Any, ...]:
+    design, estimand, alpha, n, seed, rep, variant, oracle = task
     warnings.simplefilter("ignore")
     probe = _parse(variant)
     _install(probe)
@@ -193,15 +291,42 @@ def _one(task: tuple[str, str, float, int, int, int, str]) -> list[tuple[float, 
     d = V.DESIGNS[design]
     model = V.MODELS[estimand].from_formula(d.formula, released, mechanism=mech, **options)
     _AT_TOP.clear()
+    kept = _record_held_out() if oracle else []
     res = model.fit(random_state=np.random.default_rng(s_fit))
     # fits with comparison fits: the estimate's own, and bootstrap refits that redo them
     top = float(np.mean(_AT_TOP)) if _AT_TOP else float("nan")
     ci = res.conf_int()
-    return [
+    rows = [
         (res.params[p] - truths[p], res.bse[p], ci.loc[p].iloc[0] - truths[p],
          ci.loc[p].iloc[1] - truths[p], top)
         for p in res.params.index
     ]  # fmt: skip
+    if not oracle:
+        return rows, None
+    return rows, _oracle(d, model, kept[0])  # the first split's fits
+
+
+def _print_oracle(out: np.ndarray, oracle: list[Any], estimand: str) -> None:
+    """The oracle's decomposition per arm, in units of the parameter's mean SE."""
+    stats = np.asarray([o[0] for o in oracle])  # (reps, L, 6)
+    errors = np.asarray([o[1] for o in oracle])  # (reps, L, 3, N)
+    reps, L = stats.shape[:2]
+    print(f"{'':8}{'arm':>4}{'rem':>8}{'sys':>8}{'noise':>8}{'proj':>8}"
+          f"{'|mu err|':>10}{'|g err|':>9}{'|mu-Pmu|':>10}{'|g-Pg|':>8}")
+    for k in range(L):
+        # the SE of this arm's mean (POM) or of the effect the arms enter (ATE)
+        j = k if estimand == "POM" else max(k - 1, 0)
+        se = out[:, j, 1].mean()
+        em, eg, pk = errors[:, k, 0], errors[:, k, 1], errors[0, k, 2]
+        mem, meg = em.mean(axis=0), eg.mean(axis=0)
+        fold_avg = np.mean(pk * em * eg, axis=1).mean()
+        sys_part = float(np.mean(pk * mem * meg))
+        rem = stats[:, k, 0].mean()
+        print(f"{'':8}{k:>4}{rem / se:>+8.2f}{sys_part / se:>+8.2f}"
+              f"{(fold_avg - sys_part) * reps / (reps - 1) / se:>+8.2f}"
+              f"{stats[:, k, 1].mean() / se:>+8.2f}"
+              + "".join(f"{v:>{w}.3f}" for v, w in zip(stats[:, k, 2:].mean(axis=0),
+                                                         (10, 9, 10, 8), strict=True)))
 
 
 def main() -> None:
@@ -214,7 +339,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1101, help="validate.py's seed")
     parser.add_argument("--variants", default="", help="comma list (default first)")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--oracle", action="store_true",
+                        help="the remainder of the fits against the design's nuisances")
     args = parser.parse_args()
+    if args.oracle and args.estimand not in ("ATE", "POM"):
+        parser.error("--oracle needs --estimand ATE or POM (the ATT's odds weight differs)")
     variants = ["default", *[v for v in args.variants.split(",") if v]]
     for v in variants:
         _parse(v)  # fail early on a typo
@@ -225,15 +354,18 @@ def main() -> None:
           f"{'cover':>7}{'CI len':>9}{'top':>6}")
     with ProcessPoolExecutor(args.jobs) as pool:
         for v in variants:
-            tasks = [(args.design, args.estimand, args.alpha, args.n, args.seed, r, v)
-                     for r in range(args.reps)]
-            out = np.asarray(list(pool.map(_one, tasks)))  # (reps, params, 5)
+            tasks = [(args.design, args.estimand, args.alpha, args.n, args.seed, r, v,
+                      args.oracle) for r in range(args.reps)]
+            got = list(pool.map(_one, tasks))
+            out = np.asarray([g[0] for g in got])  # (reps, params, 5)
             for j in range(out.shape[1]):
                 err, se, lo, hi, top = out[:, j].T
                 sd = err.std(ddof=1)
                 print(f"{v:44}{j:>8}{err.mean() / se.mean():>+9.2f}{sd:>9.4f}"
                       f"{se.mean() / sd:>9.2f}{np.mean((lo <= 0) & (hi >= 0)):>7.2f}"
                       f"{np.mean(hi - lo):>9.3f}{np.nanmean(top):>6.2f}", flush=True)
+            if args.oracle:
+                _print_oracle(out, [g[1] for g in got], args.estimand)
     print(f"time {time.perf_counter() - start:.0f} s")
 
 
