@@ -242,10 +242,12 @@ def _oracle(design: Any, model: Any, held_out: Any) -> tuple[np.ndarray, np.ndar
     ps = np.asarray(design.propensity(X), dtype=float)
     L = held_out.nuisances[0].series.betas.__len__()
     arm_p = ps if ps.ndim == 2 else np.column_stack([1.0 - ps, ps])
-    # a frame the model's formula reads: released columns, every arm present
+    # a frame the model's formula reads: the true covariates (declared as kept: alpha = 1,
+    # so the release checks pass), every arm present
     d = np.arange(ORACLE_SIZE) % L
     frame = X.drop(columns=list(design.hidden)).assign(y=0.0, d=d)
-    big = type(model).from_formula(design.formula, frame, mechanism=model.mechanism)
+    plain = type(model.mechanism)(1.0, model.mechanism.reference)
+    big = type(model).from_formula(design.formula, frame, mechanism=plain)
     _, Phi = basis_rows(held_out.basis, big.inputs, np.arange(ORACLE_SIZE))
     stats, errors = np.zeros((L, 6)), np.zeros((L, 3, ORACLE_SIZE))
     for k in range(L):
