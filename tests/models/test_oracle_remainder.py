@@ -4,8 +4,8 @@ Given its cross-fitted nuisances, the one-step estimate of :math:`E[Y(k)]` has e
 :math:`E[Y(k)] + R_k` with :math:`R_k = E[\\pi_k(g_k - \\hat g_k)(\\hat\\mu_k - \\mu_k)]`.
 The oracle computes :math:`R_k` from the fitted coefficients evaluated at true covariates;
 with a deliberately heavy fixed ridge (large remainders) the mean error over releases must
-match the mean remainder within Monte Carlo error. A wrong evaluation of the fits (basis,
-arm, sign or weighting) breaks the match.
+match the mean remainder within Monte Carlo error. Evaluating the fits at the wrong rows or
+with the wrong sign breaks the match (checked by mutation).
 """
 
 from __future__ import annotations
