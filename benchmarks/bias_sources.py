@@ -15,7 +15,8 @@ fit_crossfit``) as the models call them; they are research probes, not options:
 * ``guard-outcome=S`` / ``guard-riesz=S``: the noise guard of the outcome (Riesz) fits
   at ``S`` times its size (``0``: no guard);
 * ``ridge-max=R``: relative ridges of at most ``R`` on the CV grid (both fits; the noise
-  guard still floors them);
+  guard still floors them); ``outcome-ridge-max=R`` / ``riesz-ridge-max=R``: the same
+  for the outcome (Riesz) fits only;
 * ``largest``: every fit on the largest sieve candidate (the CV chooses the ridge only);
 * ``split``: ``split_nuisances=True`` (outcome and Riesz fits on separate halves);
 * ``folds=K``: ``n_folds=K``;
@@ -106,7 +107,7 @@ def _parse(variant: str) -> dict[str, Any]:
     for part in variant.split("+"):
         key, _, value = part.partition("=")
         if key in ("guard-outcome", "guard-riesz", "ridge-max", "rows-per-function",
-                   "plausible-se", "riesz-loose"):
+                   "plausible-se", "riesz-loose", "outcome-ridge-max", "riesz-ridge-max"):
             out[key] = float(value)
         elif key == "folds":
             out["n_folds"] = int(value)
@@ -134,6 +135,9 @@ def _install(probe: dict[str, Any]) -> None:
             kw["noise_share"] = kw["noise_share"] * share
         if "ridge-max" in probe:
             kw["ridges"] = tuple(r for r in DEFAULT_RIDGE_GRID if r <= probe["ridge-max"])
+        own = probe.get("riesz-ridge-max" if riesz else "outcome-ridge-max")
+        if own is not None:
+            kw["ridges"] = tuple(r for r in DEFAULT_RIDGE_GRID if r <= own)
         cands = kw.get("candidates")
         if probe.get("largest") and cands is not None:
             kw["candidates"] = [cands[-1]]
