@@ -61,7 +61,10 @@ if each fit were the population projection onto its own columns (``proj``), and 
 :math:`\pi_k`-weighted root mean squared errors of the two fits and of the two
 projections. A ``rem`` near the bias says the bias is the product of the nuisance errors;
 ``proj`` near zero says the sieves could represent both nuisances and the product comes
-from how they were fitted. The oracle draw is ``ORACLE_SIZE`` covariate rows (seed
+from how they were fitted. ``expo`` (no oracle needed) is the part of the estimate that
+rests on the outcome fit where the Riesz fit leaves the held-out moments unbalanced,
+:math:`\sum_f w_f\hat\beta_{kf}'(M_f - G_{kf}\hat\theta_{kf})`, in SE: the outcome
+fit's errors in those directions reach the estimate in proportion to it. The oracle draw is ``ORACLE_SIZE`` covariate rows (seed
 ``ORACLE_SEED``, unweighted; hidden columns enter the true propensity and means).
 
 Variants combine with ``+`` (``largest+ridge-max=0.01+guard-outcome=0.3``). Used on the
@@ -230,6 +233,38 @@ def _record_held_out() -> list[Any]:
     return kept
 
 
+def _record_fits() -> list[Any]:
+    """Make the models keep every set of series fits they make (in this worker process);
+    the first is the estimate's own, later ones the bootstrap's refits."""
+    import privinfer.models._onestep as onestep
+
+    kept: list[Any] = []
+    plain = onestep.fit_series
+
+    def keep(*args: Any, **kw: Any) -> Any:
+        out = plain(*args, **kw)
+        kept.append(out)
+        return out
+
+    onestep.fit_series = keep
+    return kept
+
+
+def _exposure(fits: Any) -> np.ndarray:
+    r"""Per arm, :math:`\sum_f w_f\hat\beta_{kf}'(M_f - G_{kf}\hat\theta_{kf})`: the part of
+    the one-step estimate that rests on the outcome fit where the Riesz fit leaves the
+    held-out moments unbalanced (zero if :math:`\hat\theta` solved the Riesz equations)."""
+    w = fits.n_rows / fits.n_rows.sum()
+    L = len(fits.outcome)
+    out = np.zeros(L)
+    for g, ho in enumerate(fits.held_out):
+        for k in range(L):
+            b, t = fits.outcome[k].coefs[g], fits.riesz[k].coefs[g]
+            M = ho.e_phi if ho.e_cphi is None else ho.e_cphi[k]
+            out[k] += w[g] * (b @ M - t @ ho.G[k] @ b)
+    return out
+
+
 def _oracle(design: Any, model: Any, held_out: Any) -> tuple[np.ndarray, np.ndarray]:
     r"""Per arm: remainder, fit and projection errors; and the fold-averaged fits' errors.
 
@@ -298,6 +333,7 @@ def _one(task: tuple[str, str, float, int, int, int, str, bool]) -> tuple[Any, .
     model = V.MODELS[estimand].from_formula(d.formula, released, mechanism=mech, **options)
     _AT_TOP.clear()
     kept = _record_held_out() if oracle else []
+    fits = _record_fits() if oracle else []
     res = model.fit(random_state=np.random.default_rng(s_fit))
     # fits with comparison fits: the estimate's own, and bootstrap refits that redo them
     top = float(np.mean(_AT_TOP)) if _AT_TOP else float("nan")
@@ -309,7 +345,8 @@ def _one(task: tuple[str, str, float, int, int, int, str, bool]) -> tuple[Any, .
     ]  # fmt: skip
     if not oracle:
         return rows, None
-    return rows, _oracle(d, model, kept[0])  # the first split's fits
+    stats, errors = _oracle(d, model, kept[0])  # the first split's fits
+    return rows, (stats, errors, _exposure(fits[0]))
 
 
 def _print_oracle(out: np.ndarray, oracle: list[Any], estimand: str) -> None:
@@ -317,8 +354,9 @@ def _print_oracle(out: np.ndarray, oracle: list[Any], estimand: str) -> None:
     stats = np.asarray([o[0] for o in oracle])  # (reps, L, 6)
     errors = np.asarray([o[1] for o in oracle])  # (reps, L, 3, N)
     reps, L = stats.shape[:2]
+    expo = np.asarray([o[2] for o in oracle])  # (reps, L)
     print(f"{'':8}{'arm':>4}{'rem':>8}{'sys':>8}{'noise':>8}{'proj':>8}"
-          f"{'|mu err|':>10}{'|g err|':>9}{'|mu-Pmu|':>10}{'|g-Pg|':>8}")
+          f"{'|mu err|':>10}{'|g err|':>9}{'|mu-Pmu|':>10}{'|g-Pg|':>8}{'expo':>7}")
     for k in range(L):
         # the SE of this arm's mean (POM) or of the effect the arms enter (ATE)
         j = k if estimand == "POM" else max(k - 1, 0)
@@ -332,7 +370,8 @@ def _print_oracle(out: np.ndarray, oracle: list[Any], estimand: str) -> None:
               f"{(fold_avg - sys_part) * reps / (reps - 1) / se:>+8.2f}"
               f"{stats[:, k, 1].mean() / se:>+8.2f}"
               + "".join(f"{v:>{w}.3f}" for v, w in zip(stats[:, k, 2:].mean(axis=0),
-                                                         (10, 9, 10, 8), strict=True)))
+                                                         (10, 9, 10, 8), strict=True))
+              + f"{expo[:, k].mean() / se:>+7.2f}")
 
 
 def main() -> None:
