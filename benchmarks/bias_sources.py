@@ -61,7 +61,8 @@ if each fit were the population projection onto its own columns (``proj``), and 
 :math:`\pi_k`-weighted root mean squared errors of the two fits and of the two
 projections. A ``rem`` near the bias says the bias is the product of the nuisance errors;
 ``proj`` near zero says the sieves could represent both nuisances and the product comes
-from how they were fitted. ``expo`` (no oracle needed) is the part of the estimate that
+from how they were fitted (``bias_by_region.py`` splits the same remainder by bins of a
+covariate, for the chosen and the comparison fits). ``expo`` (no oracle needed) is the part of the estimate that
 rests on the outcome fit where the Riesz fit leaves the held-out moments unbalanced,
 :math:`\sum_f w_f\hat\beta_{kf}'(M_f - G_{kf}\hat\theta_{kf})`, in SE: the outcome
 fit's errors in those directions reach the estimate in proportion to it. The oracle draw is ``ORACLE_SIZE`` covariate rows (seed
@@ -86,6 +87,7 @@ Usage:  python benchmarks/bias_sources.py --design D --alpha A [--estimand ATE]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import sys
@@ -100,6 +102,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import validate as V
+from bias_by_region import Capture, design_values
 
 
 def _parse(variant: str) -> dict[str, Any]:
@@ -217,39 +220,6 @@ ORACLE_SIZE = 50_000
 ORACLE_SEED = 20261205
 
 
-def _record_held_out() -> list[Any]:
-    """Make the models keep every held-out pass they build (in this worker process)."""
-    import privinfer.models._onestep as onestep
-
-    kept: list[Any] = []
-    plain = onestep.HeldOutPass
-
-    class Kept(plain):  # type: ignore[misc, valid-type]
-        def __init__(self, *args: Any, **kw: Any) -> None:
-            super().__init__(*args, **kw)
-            kept.append(self)
-
-    onestep.HeldOutPass = Kept
-    return kept
-
-
-def _record_fits() -> list[Any]:
-    """Make the models keep every set of series fits they make (in this worker process);
-    the first is the estimate's own, later ones the bootstrap's refits."""
-    import privinfer.models._onestep as onestep
-
-    kept: list[Any] = []
-    plain = onestep.fit_series
-
-    def keep(*args: Any, **kw: Any) -> Any:
-        out = plain(*args, **kw)
-        kept.append(out)
-        return out
-
-    onestep.fit_series = keep
-    return kept
-
-
 def _exposure(fits: Any) -> np.ndarray:
     r"""Per arm, :math:`\sum_f w_f\hat\beta_{kf}'(M_f - G_{kf}\hat\theta_{kf})`: the part of
     the one-step estimate that rests on the outcome fit where the Riesz fit leaves the
@@ -265,21 +235,20 @@ def _exposure(fits: Any) -> np.ndarray:
     return out
 
 
-def _oracle(design: Any, model: Any, held_out: Any) -> tuple[np.ndarray, np.ndarray]:
+def _oracle(design: Any, model: Any, basis: Any, fits: Any) -> tuple[np.ndarray, np.ndarray]:
     r"""Per arm: remainder, fit and projection errors; and the fold-averaged fits' errors.
 
-    Returns ``(stats, errors)``: ``stats`` of shape ``(L, 6)`` holds per arm the
-    remainder :math:`R_k`, the remainder of the chosen sieves' projections, the
-    :math:`\pi_k`-weighted RMS errors of the outcome and Riesz fits and of their
-    projections; ``errors`` of shape ``(L, 3, ORACLE_SIZE)`` the fold-averaged outcome and
-    Riesz errors and :math:`\pi_k` at the oracle rows.
+    ``basis`` and ``fits`` are the sieve and the series fits of the model's first split
+    (:class:`bias_by_region.Capture`). Returns ``(stats, errors)``: ``stats`` of shape
+    ``(L, 6)`` holds per arm the remainder :math:`R_k`, the remainder of the chosen
+    sieves' projections, the :math:`\pi_k`-weighted RMS errors of the outcome and Riesz
+    fits and of their projections; ``errors`` of shape ``(L, 3, ORACLE_SIZE)`` the
+    fold-averaged outcome and Riesz errors and :math:`\pi_k` at the oracle rows.
     """
-    from privinfer.models._suffstats import basis_rows
-
     rng = np.random.default_rng(ORACLE_SEED)
     X = design.covariates(ORACLE_SIZE, rng)
     ps = np.asarray(design.propensity(X), dtype=float)
-    L = held_out.nuisances[0].series.betas.__len__()
+    L = len(fits.outcome)
     arm_p = ps if ps.ndim == 2 else np.column_stack([1.0 - ps, ps])
     # a frame the model's formula reads: the true covariates (declared as kept: alpha = 1,
     # so the release checks pass), every arm present
@@ -287,7 +256,7 @@ def _oracle(design: Any, model: Any, held_out: Any) -> tuple[np.ndarray, np.ndar
     frame = X.drop(columns=list(design.hidden)).assign(y=0.0, d=d)
     plain = type(model.mechanism)(1.0, model.mechanism.reference)
     big = type(model).from_formula(design.formula, frame, mechanism=plain)
-    _, Phi = basis_rows(held_out.basis, big.inputs, np.arange(ORACLE_SIZE))
+    Phi = design_values(basis, big)
     stats, errors = np.zeros((L, 6)), np.zeros((L, 3, ORACLE_SIZE))
     for k in range(L):
         pk, mu = arm_p[:, k], np.asarray(design.mean(X, k), dtype=float)
@@ -302,15 +271,17 @@ def _oracle(design: Any, model: Any, held_out: Any) -> tuple[np.ndarray, np.ndar
             return Phi[:, cols] @ c
 
         per_fold = []
-        for nuis in held_out.nuisances:
-            em = Phi @ nuis.series.betas[k] - mu
-            eg = g - Phi @ nuis.riesz.thetas[k]
-            pm = projection(mu, nuis.series.betas[k]) - mu
-            pg = g - projection(g, nuis.riesz.thetas[k])
+        B, T = fits.outcome[k].coefs, fits.riesz[k].coefs
+        F = B.shape[0]
+        for f in range(F):
+            em = Phi @ B[f] - mu
+            eg = g - Phi @ T[f]
+            pm = projection(mu, B[f]) - mu
+            pg = g - projection(g, T[f])
             per_fold.append((np.mean(pk * em * eg), np.mean(pk * pm * pg), wnorm(em),
                              wnorm(eg), wnorm(pm), wnorm(pg)))
-            errors[k, 0] += em / len(held_out.nuisances)
-            errors[k, 1] += eg / len(held_out.nuisances)
+            errors[k, 0] += em / F
+            errors[k, 1] += eg / F
         errors[k, 2] = pk
         stats[k] = np.mean(per_fold, axis=0)
     return stats, errors
@@ -332,9 +303,8 @@ def _one(task: tuple[str, str, float, int, int, int, str, bool]) -> tuple[Any, .
     d = V.DESIGNS[design]
     model = V.MODELS[estimand].from_formula(d.formula, released, mechanism=mech, **options)
     _AT_TOP.clear()
-    kept = _record_held_out() if oracle else []
-    fits = _record_fits() if oracle else []
-    res = model.fit(random_state=np.random.default_rng(s_fit))
+    with Capture() if oracle else contextlib.nullcontext() as cap:
+        res = model.fit(random_state=np.random.default_rng(s_fit))
     # fits with comparison fits: the estimate's own, and bootstrap refits that redo them
     top = float(np.mean(_AT_TOP)) if _AT_TOP else float("nan")
     ci = res.conf_int()
@@ -345,8 +315,8 @@ def _one(task: tuple[str, str, float, int, int, int, str, bool]) -> tuple[Any, .
     ]  # fmt: skip
     if not oracle:
         return rows, None
-    stats, errors = _oracle(d, model, kept[0])  # the first split's fits
-    return rows, (stats, errors, _exposure(fits[0]))
+    stats, errors = _oracle(d, model, cap.basis, cap.fits)  # the first split's fits
+    return rows, (stats, errors, _exposure(cap.fits))
 
 
 def _print_oracle(out: np.ndarray, oracle: list[Any], estimand: str) -> None:

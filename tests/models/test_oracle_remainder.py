@@ -20,28 +20,22 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import bias_sources as BS
 import validate as V
-
-import privinfer.models._onestep as onestep
+from bias_by_region import Capture
 
 REPS = 6
 
 
 def test_oracle_remainder_matches_the_bias_of_shrunk_fits(monkeypatch: pytest.MonkeyPatch):
-    # restored after the test: _record_held_out replaces the models' held-out pass
-    monkeypatch.setattr(onestep, "HeldOutPass", onestep.HeldOutPass)
     monkeypatch.setattr(BS, "ORACLE_SIZE", 20_000)
     design = V.DESIGNS["wiggle_confound"]
-    plain = onestep.HeldOutPass
     errs, rems = [], []
     for rep in range(REPS):
         mech, released, s_fit, truths = V.replication(7, design.name, 1.0, 2000, rep)
-        kept = BS._record_held_out()
         model = V.MODELS["POM"].from_formula(design.formula, released, mechanism=mech, ridge=1.0)
-        with warnings.catch_warnings():
+        with Capture() as cap, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = model.fit(random_state=np.random.default_rng(s_fit))
-        onestep.HeldOutPass = plain
-        stats, errors = BS._oracle(design, model, kept[0])
+        stats, errors = BS._oracle(design, model, cap.basis, cap.fits)
         assert stats.shape == (2, 6) and errors.shape == (2, 3, 20_000)
         errs.append([res.params[p] - truths[p] for p in res.params.index])
         rems.append(stats[:, 0])
