@@ -32,6 +32,9 @@ fit_crossfit``) as the models call them; they are research probes, not options:
   fit's error times the Riesz fits' change);
 * ``influence``: ``variance="influence"`` (no fold-block bootstrap; the estimates are
   the same, only faster);
+* ``balance=M``: each Riesz fit moved to solve the Riesz equations along ``M`` pieces
+  of its arm's outcome fit (the outcome coefficients cut into ``M`` blocks; ATE and
+  POM), so the remainder loses its part along them (:func:`_balance`);
 * ``rows-per-function=R``: the sieve's size cap at ``R`` effective rows per function
   instead of 10 (``privinfer.models._nuisances._SIEVE_ROWS_PER_BASIS``).
 
@@ -115,6 +118,8 @@ def _parse(variant: str) -> dict[str, Any]:
         if key in ("guard-outcome", "guard-riesz", "ridge-max", "rows-per-function",
                    "plausible-se", "riesz-loose", "outcome-ridge-max", "riesz-ridge-max"):
             out[key] = float(value)
+        elif key == "balance":
+            out[key] = int(value)
         elif key == "folds":
             out["n_folds"] = int(value)
         elif key in ("largest", "split", "nested-cv", "influence"):
@@ -174,6 +179,15 @@ def _install(probe: dict[str, Any]) -> None:
         return out
 
     nuisances.fit_crossfit = wrapped
+    if "balance" in probe:
+        import privinfer.models._onestep as onestep
+
+        plain_series = onestep.fit_series
+
+        def balanced(*args: Any, **kw: Any) -> Any:
+            return _balance(plain_series(*args, **kw), probe["balance"], bool(probe.get("split")))
+
+        onestep.fit_series = balanced
     if "plausible-se" in probe:
         import privinfer.nuisance.regularize as regularize
 
@@ -189,6 +203,44 @@ def _install(probe: dict[str, Any]) -> None:
         regularize.loosest_plausible = looser
     if "rows-per-function" in probe:
         nuisances._SIEVE_ROWS_PER_BASIS = probe["rows-per-function"]
+
+
+def _balance(fits: Any, m: int, split: bool = False) -> Any:
+    r"""The Riesz fits of ``fits`` moved to balance ``m`` pieces of the outcome fits.
+
+    For estimation fold ``f`` and arm ``k``, with :math:`G, e` the training folds' Gram
+    matrix and Riesz moments, the nonzero coefficients of :math:`\hat\beta` are cut into
+    ``m`` contiguous blocks, :math:`D` holds :math:`\hat\beta` restricted to each block
+    (one column per block), and :math:`\hat\theta + D\gamma` with
+    :math:`D'GD\gamma = D'(e - G\hat\theta)` solves the Riesz equations along those
+    directions: the one-step estimate's remainder then loses its part along the pieces of
+    the outcome fit (zero if the outcome fit's error lay in their span). With ``split``
+    the Riesz fit's own training folds (half of the others) give :math:`G, e`.
+    """
+    from privinfer.models._crossfit import training_folds
+
+    if not fits.riesz or fits.odds is not None:
+        return fits
+    w = np.asarray(fits.n_rows, dtype=float)
+    F = len(fits.held_out)
+    riesz = []
+    for k, rz in enumerate(fits.riesz):
+        coefs = rz.coefs.copy()
+        for f in range(F):
+            tw = np.where(training_folds(f, F, split)[1], w, 0.0)
+            tw = tw / tw.sum()
+            G = sum(t * h.G[k] for t, h in zip(tw, fits.held_out, strict=True))
+            e = sum(t * h.e_phi for t, h in zip(tw, fits.held_out, strict=True))
+            beta, theta = fits.outcome[k].coefs[f], coefs[f]
+            idx = np.flatnonzero(beta)
+            blocks = [b for b in np.array_split(idx, min(m, idx.size)) if b.size]
+            D = np.zeros((beta.size, len(blocks)))
+            for j, b in enumerate(blocks):
+                D[b, j] = beta[b]
+            gamma = np.linalg.lstsq(D.T @ G @ D, D.T @ (e - G @ theta), rcond=1e-10)[0]
+            coefs[f] = theta + D @ gamma
+        riesz.append(dataclasses.replace(rz, coefs=coefs))
+    return dataclasses.replace(fits, riesz=tuple(riesz))
 
 
 def _nested(fit: Any, G: Any, rhs: Any, n_rows: Any, masks: Any, **kw: Any) -> Any:
