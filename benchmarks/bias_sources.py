@@ -65,10 +65,11 @@ if each fit were the population projection onto its own columns (``proj``), and 
 projections. A ``rem`` near the bias says the bias is the product of the nuisance errors;
 ``proj`` near zero says the sieves could represent both nuisances and the product comes
 from how they were fitted (``bias_by_region.py`` splits the same remainder by bins of a
-covariate, for the chosen and the comparison fits). ``expo`` (no oracle needed) is the part of the estimate that
-rests on the outcome fit where the Riesz fit leaves the held-out moments unbalanced,
-:math:`\sum_f w_f\hat\beta_{kf}'(M_f - G_{kf}\hat\theta_{kf})`, in SE: the outcome
-fit's errors in those directions reach the estimate in proportion to it. The oracle draw is ``ORACLE_SIZE`` covariate rows (seed
+covariate, for the chosen and the comparison fits). ``expo`` (no oracle needed) is the
+part of the estimate that rests on the outcome fit where the Riesz fit leaves the
+held-out moments unbalanced, :math:`\sum_f w_f\hat\beta_{kf}'(M_f -
+G_{kf}\hat\theta_{kf})`, in SE: the outcome fit's errors in those directions reach the
+estimate in proportion to it. The oracle draw is ``ORACLE_SIZE`` covariate rows (seed
 ``ORACLE_SEED``, unweighted; hidden columns enter the true propensity and means).
 
 Variants combine with ``+`` (``largest+ridge-max=0.01+guard-outcome=0.3``). Used on the
