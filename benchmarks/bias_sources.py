@@ -276,16 +276,16 @@ ORACLE_SEED = 20261205
 def _exposure(fits: Any) -> np.ndarray:
     r"""Per arm, :math:`\sum_f w_f\hat\beta_{kf}'(M_f - G_{kf}\hat\theta_{kf})`: the part of
     the one-step estimate that rests on the outcome fit where the Riesz fit leaves the
-    held-out moments unbalanced (zero if :math:`\hat\theta` solved the Riesz equations)."""
+    held-out moments unbalanced (zero if :math:`\hat\theta` solved the Riesz equations):
+    the models' bilinear form (``SeriesFits.fold_values``) less its weighting part
+    :math:`\sum_f w_f\hat\theta_{kf}'c_{kf}`."""
     w = fits.n_rows / fits.n_rows.sum()
     L = len(fits.outcome)
-    out = np.zeros(L)
-    for g, ho in enumerate(fits.held_out):
-        for k in range(L):
-            b, t = fits.outcome[k].coefs[g], fits.riesz[k].coefs[g]
-            M = ho.e_phi if ho.e_cphi is None else ho.e_cphi[k]
-            out[k] += w[g] * (b @ M - t @ ho.G[k] @ b)
-    return out
+    weighting = sum(
+        w[g] * np.array([fits.riesz[k].coefs[g] @ ho.c[k] for k in range(L)])
+        for g, ho in enumerate(fits.held_out)
+    )
+    return fits.fold_values("coefs")[:, :L].sum(axis=0) - weighting
 
 
 def _oracle(design: Any, model: Any, basis: Any, fits: Any) -> tuple[np.ndarray, np.ndarray]:
