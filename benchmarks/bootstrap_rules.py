@@ -1,4 +1,4 @@
-"""Other ways to read the fold-block bootstrap: which reading of the draws is best?
+r"""Other ways to read the fold-block bootstrap: which reading of the draws is best?
 
 Below ``alpha = 1`` the reported standard error is the larger of the influence-function
 one and the standard deviation of 30 fold-block bootstrap draws, each of which re-runs
@@ -16,7 +16,17 @@ the cells where that happens, the rules:
 * ``margin2``: every draw's CV tries only the sub-bases whose CV loss for
   the estimate (at their best ridge) was within 2 fold standard errors of the best
   one's (:func:`privinfer.nuisance.regularize.plausible_candidates`): the draws no longer
-  pick sieves that the estimate's own CV ruled out.
+  pick sieves that the estimate's own CV ruled out;
+* ``excess2`` and ``excess3``: the influence variance plus a half or a third of the
+  bootstrap's excess over it, :math:`v_\varphi + (v_b - v_\varphi)_+/c` (readings of the
+  ``default`` and ``influence`` fits, no extra fit). Where the estimate is a smooth
+  function :math:`f(s + E)` of statistics with noise :math:`E` of covariance
+  :math:`\Sigma`, a second-order expansion gives it the variance :math:`V_1 + V_2`
+  (:math:`V_1 = a'\Sigma a` from the gradient :math:`a`, and
+  :math:`V_2 = \tfrac12\mathrm{tr}((H\Sigma)^2)` from the Hessian :math:`H` for Gaussian
+  noise). A bootstrap draw perturbs statistics that already carry one noise
+  :math:`E_0`: its linear coefficient is :math:`a + HE_0`, and the draws' variance
+  averages :math:`V_1 + 3V_2`. ``c = 3`` undoes that triple count; ``c = 2`` goes halfway.
 
 Per cell it prints SE / Monte Carlo sd and the coverage of ``estimate +- 1.96 SE`` for
 every rule (plain intervals, without the bias-aware widening, so that the rules are
@@ -28,6 +38,8 @@ Usage::
 
     python benchmarks/bootstrap_rules.py --quick          # 2 cells, 8 replications
     python benchmarks/bootstrap_rules.py --reps 40 --jobs 2 --out rules.csv
+    python benchmarks/bootstrap_rules.py --designs overlap_s,kink_mixed --alphas 0.7,0.5 \
+        --estimands ATE,POM --reps 24 --no-refit-rules --jobs 2
 """
 
 from __future__ import annotations
@@ -73,7 +85,8 @@ def _top3(choice: Any, margin: float) -> list[int]:
 
 def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
     """Every replication of one cell under the default, ``top3``, ``margin2`` and
-    ``influence`` rules."""
+    ``influence`` rules (``mad`` and ``excess2``/``excess3`` are readings of the default
+    and influence fits)."""
     from threadpoolctl import threadpool_limits
 
     import privinfer as pi
@@ -100,12 +113,15 @@ def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
             raw = d.simulate(task["n"], np.random.default_rng(s_data))
             rel = privatize(mech, raw, d.public, np.random.default_rng(s_rel))
             out: dict[str, Any] = {}
-            for rule, opts, margin, keep in (
+            rules = [
                 ("default", {}, None, plain_keep),
                 ("top3", {}, 0.0, _top3),
                 ("margin2", {}, REFIT_MARGIN, plain_keep),
                 ("influence", {"variance": "influence"}, None, plain_keep),
-            ):
+            ]
+            if not task.get("refit_rules", True):
+                rules = [rules[0], rules[3]]
+            for rule, opts, margin, keep in rules:
                 nuisances._REFIT_MARGIN = margin
                 nuisances.plausible_candidates = keep
                 captured.clear()
@@ -128,15 +144,33 @@ def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
                     "design": design, "alpha": alpha, "estimand": name, "rep": rep,
                     "estimate": float(res.params[name]),
                     "se_default": float(res.bse[name]),
-                    "se_top3": float(out["top3"][0].bse[name]),
-                    "se_margin2": float(out["margin2"][0].bse[name]),
+                    "se_top3": _se(out, "top3", name),
+                    "se_margin2": _se(out, "margin2", name),
                     "se_influence": se_if,
                     "se_mad": max(mad, se_if) if np.isfinite(mad) else se_if,
-                    "secs_default": secs, "secs_top3": out["top3"][1],
-                    "secs_margin2": out["margin2"][1],
+                    **{f"se_excess{c}": excess_se(float(res.bse[name]), se_if, c)
+                       for c in (2, 3)},
+                    "secs_default": secs, "secs_top3": out.get("top3", (0, np.nan))[1],
+                    "secs_margin2": out.get("margin2", (0, np.nan))[1],
                 })  # fmt: skip
     onestep.bootstrap_se = plain
     return rows
+
+
+def _se(out: dict[str, Any], rule: str, name: str) -> float:
+    """Standard error of ``name`` under ``rule``; NaN where the rule was not fitted."""
+    return float(out[rule][0].bse[name]) if rule in out else float("nan")
+
+
+def excess_se(se_boot: float, se_if: float, c: float) -> float:
+    r"""The influence variance plus the ``c``-th part of the bootstrap's excess over it.
+
+    >>> round(excess_se(2.0, 1.0, 3.0), 6)  # sqrt(1 + 3 / 3)
+    1.414214
+    >>> excess_se(0.5, 1.0, 3.0)
+    1.0
+    """
+    return float(np.sqrt(se_if**2 + max(se_boot**2 - se_if**2, 0.0) / c))
 
 
 def summarise(reps: pd.DataFrame) -> pd.DataFrame:
@@ -148,8 +182,11 @@ def summarise(reps: pd.DataFrame) -> pd.DataFrame:
         sd = float(g.estimate.std(ddof=1))
         row: dict[str, Any] = {"design": design, "estimand": name, "alpha": alpha,
                                "R": len(g), "bias/sd": (g.estimate.mean() - truth) / sd}
-        for rule in ("influence", "default", "mad", "top3", "margin2"):
+        for rule in ("influence", "default", "mad", "excess2", "excess3", "top3", "margin2"):
             se = g[f"se_{rule}"]
+            if se.isna().all():  # a rule not fitted (--no-refit-rules)
+                row[f"{rule} SE/MCsd"] = row[f"{rule} cover"] = np.nan
+                continue
             row[f"{rule} SE/MCsd"] = float(se.mean()) / sd
             row[f"{rule} cover"] = float(np.mean(np.abs(g.estimate - truth) <= 1.959964 * se))
         row["secs default"] = float(g.secs_default.mean())
@@ -167,9 +204,19 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     p.add_argument("--seed", type=int, default=51)
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--out", default=None, help="CSV of the cell summary")
+    p.add_argument("--designs", default=None,
+                   help="comma list: every design x --alphas x --estimands instead of CELLS")
+    p.add_argument("--alphas", default="0.7,0.5")
+    p.add_argument("--estimands", default="ATE,POM")
+    p.add_argument("--no-refit-rules", action="store_true",
+                   help="fit the default and influence rules only (top3, margin2: NaN)")
     a = p.parse_args(argv)
     cells, reps = (QUICK_CELLS, 8) if a.quick else (CELLS, a.reps)
-    tasks = [{"design": c, "alpha": al, "estimand": e, "reps": reps, "n": a.n, "seed": a.seed}
+    if a.designs:
+        cells = [(d, float(al), e) for d in a.designs.split(",")
+                 for al in a.alphas.split(",") for e in a.estimands.split(",")]
+    tasks = [{"design": c, "alpha": al, "estimand": e, "reps": reps, "n": a.n, "seed": a.seed,
+              "refit_rules": not a.no_refit_rules}
              for c, al, e in cells]  # fmt: skip
     if a.jobs > 1:
         with Pool(a.jobs) as pool:
