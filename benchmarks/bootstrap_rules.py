@@ -26,7 +26,12 @@ the cells where that happens, the rules:
   :math:`V_2 = \tfrac12\mathrm{tr}((H\Sigma)^2)` from the Hessian :math:`H` for Gaussian
   noise). A bootstrap draw perturbs statistics that already carry one noise
   :math:`E_0`: its linear coefficient is :math:`a + HE_0`, and the draws' variance
-  averages :math:`V_1 + 3V_2`. ``c = 3`` undoes that triple count; ``c = 2`` goes halfway.
+  averages :math:`V_1 + 3V_2`. ``c = 3`` undoes that triple count; ``c = 2`` goes halfway;
+* ``half`` (``--half``): every draw perturbs the statistics by half the bootstrap's
+  variance and the draws' deviations are scaled back by :math:`\sqrt 2`
+  (``privinfer.models._foldboot._PERTURB_SHARE``): the refits then see about
+  :math:`\sqrt{1.5}` instead of :math:`\sqrt 2` times the sample's noise, while the
+  linear part of the variance is unchanged.
 
 Per cell it prints SE / Monte Carlo sd and the coverage of ``estimate +- 1.96 SE`` for
 every rule (plain intervals, without the bias-aware widening, so that the rules are
@@ -90,6 +95,7 @@ def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
     from threadpoolctl import threadpool_limits
 
     import privinfer as pi
+    import privinfer.models._foldboot as foldboot
     import privinfer.models._nuisances as nuisances
     import privinfer.models._onestep as onestep
 
@@ -115,15 +121,19 @@ def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
             out: dict[str, Any] = {}
             rules = [
                 ("default", {}, None, plain_keep),
+                ("half", {}, None, plain_keep),
                 ("top3", {}, 0.0, _top3),
                 ("margin2", {}, REFIT_MARGIN, plain_keep),
                 ("influence", {"variance": "influence"}, None, plain_keep),
             ]
             if not task.get("refit_rules", True):
-                rules = [rules[0], rules[3]]
+                rules = [r for r in rules if r[0] not in ("top3", "margin2")]
+            if not task.get("half", False):
+                rules = [r for r in rules if r[0] != "half"]
             for rule, opts, margin, keep in rules:
                 nuisances._REFIT_MARGIN = margin
                 nuisances.plausible_candidates = keep
+                foldboot._PERTURB_SHARE = 0.5 if rule == "half" else 1.0
                 captured.clear()
                 t0 = time.perf_counter()
                 with warnings.catch_warnings():
@@ -136,6 +146,7 @@ def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
                 out[rule] = (res, time.perf_counter() - t0, captured[0] if captured else None)
             nuisances._REFIT_MARGIN = None
             nuisances.plausible_candidates = plain_keep
+            foldboot._PERTURB_SHARE = 1.0
             res, secs, boot = out["default"]
             for j, name in enumerate(res.params.index):
                 mad = np.nan if boot is None else float(boot.robust_scale()[j])
@@ -144,6 +155,7 @@ def _fit_cell(task: dict[str, Any]) -> list[dict[str, Any]]:
                     "design": design, "alpha": alpha, "estimand": name, "rep": rep,
                     "estimate": float(res.params[name]),
                     "se_default": float(res.bse[name]),
+                    "se_half": _se(out, "half", name),
                     "se_top3": _se(out, "top3", name),
                     "se_margin2": _se(out, "margin2", name),
                     "se_influence": se_if,
@@ -182,7 +194,8 @@ def summarise(reps: pd.DataFrame) -> pd.DataFrame:
         sd = float(g.estimate.std(ddof=1))
         row: dict[str, Any] = {"design": design, "estimand": name, "alpha": alpha,
                                "R": len(g), "bias/sd": (g.estimate.mean() - truth) / sd}
-        for rule in ("influence", "default", "mad", "excess2", "excess3", "top3", "margin2"):
+        rules = ("influence", "default", "mad", "excess2", "excess3", "half", "top3", "margin2")
+        for rule in rules:
             se = g[f"se_{rule}"]
             if se.isna().all():  # a rule not fitted (--no-refit-rules)
                 row[f"{rule} SE/MCsd"] = row[f"{rule} cover"] = np.nan
@@ -209,14 +222,16 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     p.add_argument("--alphas", default="0.7,0.5")
     p.add_argument("--estimands", default="ATE,POM")
     p.add_argument("--no-refit-rules", action="store_true",
-                   help="fit the default and influence rules only (top3, margin2: NaN)")
+                   help="skip the top3 and margin2 fits (their columns: NaN)")
+    p.add_argument("--half", action="store_true",
+                   help="also fit the half-share bootstrap (rule half; NaN otherwise)")
     a = p.parse_args(argv)
     cells, reps = (QUICK_CELLS, 8) if a.quick else (CELLS, a.reps)
     if a.designs:
         cells = [(d, float(al), e) for d in a.designs.split(",")
                  for al in a.alphas.split(",") for e in a.estimands.split(",")]
     tasks = [{"design": c, "alpha": al, "estimand": e, "reps": reps, "n": a.n, "seed": a.seed,
-              "refit_rules": not a.no_refit_rules}
+              "refit_rules": not a.no_refit_rules, "half": a.half}
              for c, al, e in cells]  # fmt: skip
     if a.jobs > 1:
         with Pool(a.jobs) as pool:

@@ -55,6 +55,14 @@ N_DRAWS = 30
 #: nuisance noise's share of the variance falls like :math:`1/(n\alpha^2)`, while a draw
 #: costs a whole nuisance stage (``variance="bootstrap"`` forces it at any size).
 MAX_EFFECTIVE_N = 20_000
+#: Research option (not the default): a draw perturbs the statistics by this share of the
+#: bootstrap's variance, :math:`w = 1 + \sqrt{s}(m - 1)` for multinomial counts ``m``, and
+#: the draws' deviations from their mean are scaled back by :math:`1/\sqrt{s}`. A draw
+#: perturbs statistics that already carry the sample's noise, so its refits see about
+#: :math:`\sqrt{1 + s}` times that noise; a smaller share brings the draws' noise closer
+#: to the estimate's own (the linear part of the variance is unchanged). Measured in
+#: ``benchmarks/bootstrap_rules.py`` (rule ``half``).
+_PERTURB_SHARE = 1.0
 
 
 def block_labels(
@@ -177,9 +185,13 @@ def bootstrap_se(
     is skipped; with fewer than half the draws left the result is ``None``.
     """
     draws, counts = [], []
+    share = float(_PERTURB_SHARE)
     for _ in range(n_draws):
         wts = rng.multinomial(N_BLOCKS, np.full(N_BLOCKS, 1.0 / N_BLOCKS), size=n_folds)
-        st = collapse(fine, n_folds, wts.astype(float))
+        w = wts.astype(float)
+        if share != 1.0:
+            w = 1.0 + np.sqrt(share) * (w - 1.0)
+        st = collapse(fine, n_folds, w)
         if np.any(st.cnt == 0):
             continue
         try:
@@ -191,6 +203,9 @@ def bootstrap_se(
     if len(draws) < max(2, n_draws // 2):
         return None
     arr = np.asarray(draws)
+    if share != 1.0:  # the deviations scaled back to the full bootstrap's variance
+        centre = arr.mean(axis=0)
+        arr = centre + (arr - centre) / np.sqrt(share)
     cov = np.atleast_2d(np.cov(arr, rowvar=False, ddof=1))
     return BootstrapSE(
         arr.std(axis=0, ddof=1), len(draws), cov, arr, np.asarray(counts, dtype=float)

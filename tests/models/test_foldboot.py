@@ -243,3 +243,41 @@ def test_blanket_noise_warning_below_the_validated_effective_size(n, warns):
         assert len(blanket) == 1 and "about n >= 4800 rows at alpha = 0.5" in blanket[0]
     else:
         assert blanket == []
+
+
+def test_a_smaller_perturbation_share_keeps_the_variance_of_a_linear_statistic(monkeypatch):
+    # the research option _PERTURB_SHARE perturbs by a share s of the bootstrap's variance
+    # and scales the draws' deviations back by 1/sqrt(s): for a statistic linear in the
+    # fold sums the two readings must agree exactly (same multinomial counts), while a
+    # wrong scale (s instead of sqrt(s), or none) would not
+    import privinfer.models._foldboot as fb
+
+    rng = np.random.default_rng(5)
+    F = 3
+    fine = FoldStats(
+        PP=np.zeros((F * N_BLOCKS, 1, 1, 1)),
+        Py=np.zeros((F * N_BLOCKS, 1, 1)),
+        P1=np.zeros((F * N_BLOCKS, 1, 1)),
+        cnt=np.ones((F * N_BLOCKS, 1)),
+        sy=rng.lognormal(size=(F * N_BLOCKS, 1)),
+        AA=None,
+        Ay=None,
+        A1=None,
+        F4=np.zeros((F * N_BLOCKS, 1)),
+        FR=np.zeros((F * N_BLOCKS, 1)),
+        RR=np.zeros((F * N_BLOCKS, 1)),
+    )
+
+    def stat(_fits, st):
+        return np.array([st.sy.sum() / st.cnt.sum(), st.sy[0, 0] - 2 * st.sy[2, 0]])
+
+    out = {}
+    for share in (1.0, 0.5, 0.2):
+        monkeypatch.setattr(fb, "_PERTURB_SHARE", share)
+        out[share] = fb.bootstrap_se(fine, F, lambda st: None, stat, np.random.default_rng(9), 200)
+    # the mean's denominator is fixed only at share 1 (multinomial counts sum to 16 per fold),
+    # so compare the second, exactly linear, statistic, and the first loosely
+    np.testing.assert_allclose(out[0.5].se[1], out[1.0].se[1], rtol=1e-10)
+    np.testing.assert_allclose(out[0.2].se[1], out[1.0].se[1], rtol=1e-10)
+    assert out[0.5].se[0] == pytest.approx(out[1.0].se[0], rel=0.02)
+    assert not np.allclose(out[0.5].draws[:, 1], out[1.0].draws[:, 1])  # other draws
