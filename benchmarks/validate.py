@@ -124,6 +124,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     spare = nuisances._SPARE_FITS  # --spare-fits
     arm_caps = nuisances._ARM_CAPS  # --min-arm-cap
     nuisances._ARM_CAPS = not task.get("min_arm_cap", False)
+    max_cap = nuisances._MAX_ARM_CAP  # --max-arm-cap
+    nuisances._MAX_ARM_CAP = task.get("max_arm_cap")
     odds_arm = nuisances._ODDS_CAP_ARM  # --odds-cap-arm
     nuisances._ODDS_CAP_ARM = task.get("odds_cap_arm") or odds_arm
     support_rule = nuisances._SUPPORT_RULE  # --no-support-rule
@@ -148,6 +150,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         nuisances._PUBLIC_UNGUARDED = unguarded
         nuisances._SPARE_FITS = spare
         nuisances._ARM_CAPS = arm_caps
+        nuisances._MAX_ARM_CAP = max_cap
         nuisances._ODDS_CAP_ARM = odds_arm
         nuisances._SUPPORT_RULE = support_rule
 
@@ -244,6 +247,7 @@ def make_tasks(
     odds_cap_arm: str | None = None,
     no_support_rule: bool = False,
     no_tail_tensor: bool = False,
+    max_arm_cap: int | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -277,6 +281,7 @@ def make_tasks(
                             "odds_cap_arm": odds_cap_arm,
                             "no_support_rule": no_support_rule,
                             "no_tail_tensor": no_tail_tensor,
+                            "max_arm_cap": max_arm_cap,
                         }
                     )
     return tasks
@@ -551,6 +556,13 @@ def main(argv: list[str] | None = None) -> None:
         "round of held-out designs) instead of each fit's own arm's",
     )
     parser.add_argument(
+        "--max-arm-cap",
+        type=int,
+        default=None,
+        help="below alpha = 1 no fit's sieve exceeds this many functions (a research "
+        "probe of the rich candidates that the noise guard alone regularises)",
+    )
+    parser.add_argument(
         "--no-support-rule",
         action="store_true",
         help="the Riesz fits' CV also trusts fits that live where their arm has (almost) "
@@ -648,6 +660,7 @@ def main(argv: list[str] | None = None) -> None:
             odds_cap_arm=args.odds_cap_arm,
             no_support_rule=args.no_support_rule,
             no_tail_tensor=args.no_tail_tensor,
+            max_arm_cap=args.max_arm_cap,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

@@ -143,6 +143,11 @@ _ARM_CAPS = True
 #: Gram matrix it solves) or ``"treated"`` (the rows behind its right-hand side; measured
 #: on ``cps_lalonde``, see :func:`arm_caps`). A research switch.
 _ODDS_CAP_ARM = "control"
+#: Research switch (not the default): below ``alpha = 1`` no fit's sieve exceeds this many
+#: functions (``None``: no such cap). Probes whether the rich candidates that the noise
+#: guard alone regularises add noise to the estimate and width to its bootstrap
+#: (``benchmarks/validate.py --max-arm-cap``; validation page of the user guide).
+_MAX_ARM_CAP: int | None = None
 #: Whether the Riesz and odds fits' CV distrusts fits that live where their arm has
 #: (almost) no rows of the sample (:data:`~privinfer.nuisance.regularize.SUPPORT_FLOOR`;
 #: the default), or not, as before the ninth round of held-out designs (a research switch
@@ -185,7 +190,10 @@ def arm_caps(inputs: TreatmentData, alpha: float) -> tuple[list[int], int]:
         cap = sieve_cap(float(counts.min()), alpha)
         return [cap] * counts.size, cap
     caps = [sieve_cap(float(c), alpha) for c in counts]
-    return caps, caps[-1] if _ODDS_CAP_ARM == "treated" else caps[0]
+    odds = caps[-1] if _ODDS_CAP_ARM == "treated" else caps[0]
+    if _MAX_ARM_CAP is not None and alpha < 1.0:
+        return [min(c, _MAX_ARM_CAP) for c in caps], min(odds, _MAX_ARM_CAP)
+    return caps, odds
 
 
 # -- series basis ----------------------------------------------------------------------

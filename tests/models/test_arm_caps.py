@@ -24,6 +24,13 @@ def test_caps_follow_each_arm_and_the_odds_follow_the_controls(monkeypatch):
     assert arm_caps(inputs, 1.0) == ([49, 49], 49)
 
 
+def test_the_research_cap_binds_below_alpha_one_only(monkeypatch):
+    inputs = SimpleNamespace(arm_counts=np.array([3500, 490]))
+    monkeypatch.setattr(nuisances, "_MAX_ARM_CAP", 40)
+    assert arm_caps(inputs, 0.5) == ([40, 12], 40)
+    assert arm_caps(inputs, 1.0) == ([160, 49], 160)
+
+
 def test_sieve_cap_keeps_two_functions_and_the_compute_cap():
     assert sieve_cap(5, 0.5) == 2
     assert sieve_cap(1e6, 1.0) == 160
