@@ -117,3 +117,20 @@ def test_alpha_one_releases_data_unchanged():
     raw = _raw(300)
     released = _mech(1.0).privatize(raw, public=["y", "d"], shuffle=False, random_state=2)
     np.testing.assert_array_equal(released["x"], raw["x"])
+
+
+def test_privatizing_a_release_again_is_a_release_at_the_product_of_the_alphas():
+    """The alpha-identity composes: a release at ``alpha`` released once more at ``a`` with
+    the same reference keeps a true row with probability ``alpha * a`` and otherwise holds
+    a reference draw (the re-privatised releases of ``benchmarks/noise_sensitivity.py``)."""
+    raw = _raw(n=40_000, seed=5)
+    first = _mech(0.7).privatize(raw, public=["y", "d"], shuffle=False, random_state=6)
+    plain = pd.DataFrame({c: first[c].to_numpy() for c in first.columns})
+    plain.attrs = {}
+    again = _mech(0.6).privatize(plain, public=["y", "d"], shuffle=False, random_state=7)
+    x_raw, x_again = raw["x"].to_numpy(), again["x"].to_numpy()
+    kept = x_again == x_raw
+    assert stats.binomtest(int(kept.sum()), kept.size, 0.7 * 0.6).pvalue > 1e-3
+    # the rows not kept hold reference draws, unrelated to the true values
+    assert stats.kstest(x_again[~kept], stats.uniform(0, 10).cdf).pvalue > 1e-3
+    assert abs(stats.spearmanr(x_again[~kept], x_raw[~kept])[0]) < 0.03
