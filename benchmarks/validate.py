@@ -29,6 +29,7 @@ Usage::
     python benchmarks/validate.py --alphas 0.5 --n 4000 --interaction-margin 1
     python benchmarks/validate.py --designs cps_lalonde --alphas 1 --n 4000 --min-arm-cap
     python benchmarks/validate.py --designs card_schooling --alphas 1 --no-support-rule
+    python benchmarks/validate.py --designs wiggle_confound --alphas 0.7 --no-cap-sensitivity
     python benchmarks/validate.py --render full.csv --md docs/user_guide/validation_results.md
     python benchmarks/validate.py --n 4000 --reps 100 --first-rep 100 --out b.csv  # 100-199
     python benchmarks/validate.py --pool a_reps.csv,b_reps.csv --out full.csv
@@ -128,6 +129,10 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     nuisances._MAX_ARM_CAP = task.get("max_arm_cap")
     odds_arm = nuisances._ODDS_CAP_ARM  # --odds-cap-arm
     nuisances._ODDS_CAP_ARM = task.get("odds_cap_arm") or odds_arm
+    import privinfer.models._onestep as onestep
+
+    cap_sens = onestep._CAP_SENSITIVITY  # --no-cap-sensitivity
+    onestep._CAP_SENSITIVITY = not task.get("no_cap_sensitivity", False)
     support_rule = nuisances._SUPPORT_RULE  # --no-support-rule
     nuisances._SUPPORT_RULE = not task.get("no_support_rule", False)
     if task.get("spare_fits"):
@@ -153,6 +158,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         nuisances._MAX_ARM_CAP = max_cap
         nuisances._ODDS_CAP_ARM = odds_arm
         nuisances._SUPPORT_RULE = support_rule
+        onestep._CAP_SENSITIVITY = cap_sens
 
 
 def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -248,6 +254,7 @@ def make_tasks(
     no_support_rule: bool = False,
     no_tail_tensor: bool = False,
     max_arm_cap: int | None = None,
+    no_cap_sensitivity: bool = False,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -282,6 +289,7 @@ def make_tasks(
                             "no_support_rule": no_support_rule,
                             "no_tail_tensor": no_tail_tensor,
                             "max_arm_cap": max_arm_cap,
+                            "no_cap_sensitivity": no_cap_sensitivity,
                         }
                     )
     return tasks
@@ -563,6 +571,12 @@ def main(argv: list[str] | None = None) -> None:
         "probe of the rich candidates that the noise guard alone regularises)",
     )
     parser.add_argument(
+        "--no-cap-sensitivity",
+        action="store_true",
+        help="below alpha = 1 the bias bound without the move under halved sieve caps, "
+        "as before it (privinfer.models._onestep._CAP_SENSITIVITY)",
+    )
+    parser.add_argument(
         "--no-support-rule",
         action="store_true",
         help="the Riesz fits' CV also trusts fits that live where their arm has (almost) "
@@ -651,16 +665,28 @@ def main(argv: list[str] | None = None) -> None:
         reps = args.reps if args.reps is not None else (40 if args.quick else None)
         options = json.loads(args.model_options)
         tasks = make_tasks(
-            designs, _floats(args.alphas), ns, reps, estimands, options, args.seed, args.label,
-            refit_margin=args.refit_margin, first=args.first_rep, no_tensor=args.no_tensor,
-            interaction_margin=args.interaction_margin, no_public_lead=args.no_public_lead,
-            common_guard=args.common_guard, spare_fits=args.spare_fits,
+            designs,
+            _floats(args.alphas),
+            ns,
+            reps,
+            estimands,
+            options,
+            args.seed,
+            args.label,
+            refit_margin=args.refit_margin,
+            first=args.first_rep,
+            no_tensor=args.no_tensor,
+            interaction_margin=args.interaction_margin,
+            no_public_lead=args.no_public_lead,
+            common_guard=args.common_guard,
+            spare_fits=args.spare_fits,
             refit_margin_groups=args.refit_margin_groups,
             min_arm_cap=args.min_arm_cap,
             odds_cap_arm=args.odds_cap_arm,
             no_support_rule=args.no_support_rule,
             no_tail_tensor=args.no_tail_tensor,
             max_arm_cap=args.max_arm_cap,
+            no_cap_sensitivity=args.no_cap_sensitivity,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

@@ -99,6 +99,11 @@ class SplitFit:
     boot_se: FloatArray | None = None
     #: covariance matrix of the bootstrap draws of ``est`` (None: not computed)
     boot_cov: FloatArray | None = None
+    #: below alpha = 1: change of each estimate when every sieve's cap is halved
+    #: (:data:`~privinfer.models._onestep._CAP_SENSITIVITY`), and its spread over the
+    #: held-out folds; None where not computed
+    cap_shift: FloatArray | None = None
+    cap_shift_se: FloatArray | None = None
     #: covariance of ``est`` when the scores were reduced without row-level influence
     #: values (Dask input; ``phi`` is then lazy), else None
     cov: FloatArray | None = None
@@ -245,6 +250,7 @@ def reference_riesz_moments(fits: SeriesFits, st: FoldStats, R: FloatArray) -> F
 
 def describe_fits(fits: SeriesFits, levels: list[Any]) -> tuple[tuple[str, str], ...]:
     """Summary facts: each nuisance's chosen sieve size and relative ridge."""
+
     def one(fit: Any) -> str:
         if fit.choice is None:
             return f"full, ridge {fit.relative_ridge:.2g}"
