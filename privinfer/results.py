@@ -197,7 +197,8 @@ class PrivateResults(PostEstimationMixin):
             Simultaneous (sup-t) intervals that cover all parameters at once with
             probability 1 - ``alpha``: the critical value is the 1 - ``alpha`` quantile of
             ``max_j |t*_bj|`` over the draws of :meth:`bootstrap`, which must have
-            been run (DoubleML's ``confint(joint=True)``).
+            been run (DoubleML's ``confint(joint=True)``). Where a parameter's interval
+            is widened for a bias bound (below), its joint interval is at least as wide.
 
         Returns
         -------
@@ -220,12 +221,19 @@ class PrivateResults(PostEstimationMixin):
         level = check_in_interval(
             alpha, "alpha", "conf_int", 0.0, 1.0, low_open=True, high_open=True
         )
+        widened = self._record.bias_bound is not None and bool(
+            (self._record.bias_bound > 0).any()
+        )
+        if widened:
+            t = (self._record.bias_bound / self.bse).fillna(0.0).to_numpy()
+            aware = pd.Series(bias_aware_critical_value(t, level), index=self.params.index)
         if joint:
             boot = self._require_bootstrap("conf_int(joint=True)")
             z = float(np.quantile(np.max(np.abs(boot.t_stats), axis=1), 1 - level))
-        elif self._record.bias_bound is not None and bool((self._record.bias_bound > 0).any()):
-            t = (self._record.bias_bound / self.bse).fillna(0.0).to_numpy()
-            z = pd.Series(bias_aware_critical_value(t, level), index=self.params.index)
+            if widened:  # never narrower than a parameter's own bias-aware interval
+                z = np.maximum(aware, z)
+        elif widened:
+            z = aware
         else:
             z = float(norm.ppf(1 - level / 2))
         return pd.DataFrame(

@@ -358,3 +358,25 @@ def test_few_clusters_warn_and_name_the_n_needed():
         pi.PrivateATE.from_formula("y ~ d | x", enough, mechanism=_mech(), cluster="g").fit(
             random_state=0
         )
+
+
+def test_joint_band_is_never_narrower_than_a_bias_aware_interval():
+    """A parameter whose interval is widened for a bias bound keeps at least that width in
+    the joint band (the sup-t critical value alone ignores the bound)."""
+    import dataclasses
+
+    rng = np.random.default_rng(4)
+    n = 3000
+    x = rng.uniform(-1, 1, n)
+    d = rng.integers(0, 3, n)
+    raw = pd.DataFrame({"x": x, "d": d, "y": 0.1 * d + x + rng.normal(size=n)})
+    res = _quiet_fit(pi.PrivateATE, "y ~ d | x", raw, _mech(0.8), 0)
+    boot = res.bootstrap("wild", n_boot=500, random_state=0, progress=False)
+    plain = boot.conf_int(joint=True)
+    bound = pd.Series([3.0 * boot.bse.iloc[0], 0.0], index=boot.params.index)
+    boot._record = dataclasses.replace(boot._record, bias_bound=bound)
+    joint, point = boot.conf_int(joint=True), boot.conf_int()
+    width = lambda ci: (ci["upper"] - ci["lower"]).to_numpy()  # noqa: E731
+    assert width(point)[0] > width(plain)[0]  # the bound widens beyond the sup-t band
+    np.testing.assert_allclose(width(joint)[0], width(point)[0])
+    np.testing.assert_allclose(width(joint)[1], width(plain)[1])  # no bound: sup-t as before
