@@ -164,13 +164,18 @@ def test_bootstrap_returns_a_copy_and_matches_the_cluster_variance():
     pickle.loads(pickle.dumps(boot))
 
 
-def test_joint_band_is_wider_and_p_adjust_reuses_statsmodels():
+def _three_arm_fit():
+    """The ATEs of a three-level treatment at alpha = 0.8 (n = 3000)."""
     rng = np.random.default_rng(4)
     n = 3000
     x = rng.uniform(-1, 1, n)
     d = rng.integers(0, 3, n)
     raw = pd.DataFrame({"x": x, "d": d, "y": 0.1 * d + x + rng.normal(size=n)})
-    res = _quiet_fit(pi.PrivateATE, "y ~ d | x", raw, _mech(0.8), 0)
+    return _quiet_fit(pi.PrivateATE, "y ~ d | x", raw, _mech(0.8), 0)
+
+
+def test_joint_band_is_wider_and_p_adjust_reuses_statsmodels():
+    res = _three_arm_fit()
     assert list(res.params.index) == ["ATE[1 vs 0]", "ATE[2 vs 0]"]
     boot = res.bootstrap("wild", n_boot=2000, random_state=0, progress=False)
     joint, point = boot.conf_int(joint=True), boot.conf_int()
@@ -365,12 +370,7 @@ def test_joint_band_is_never_narrower_than_a_bias_aware_interval():
     the joint band (the sup-t critical value alone ignores the bound)."""
     import dataclasses
 
-    rng = np.random.default_rng(4)
-    n = 3000
-    x = rng.uniform(-1, 1, n)
-    d = rng.integers(0, 3, n)
-    raw = pd.DataFrame({"x": x, "d": d, "y": 0.1 * d + x + rng.normal(size=n)})
-    res = _quiet_fit(pi.PrivateATE, "y ~ d | x", raw, _mech(0.8), 0)
+    res = _three_arm_fit()
     boot = res.bootstrap("wild", n_boot=500, random_state=0, progress=False)
     plain = boot.conf_int(joint=True)
     bound = pd.Series([3.0 * boot.bse.iloc[0], 0.0], index=boot.params.index)
