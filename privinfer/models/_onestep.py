@@ -711,21 +711,16 @@ class TreatmentModel:
         bootstrapped first (up to :math:`n\alpha^2` = ``MAX_EFFECTIVE_N``); below
         ``alpha = 1`` the bootstrap of the standard error measures both.
         """
-        # the shift minus its own noise
-        B = np.median(
-            np.sqrt(np.maximum(np.array([r.shift**2 - r.shift_se**2 for r in reps]), 0.0)),
-            axis=0,
-        )
-        # below alpha = 1: the move under halved sieve caps, minus its own noise
-        capped = [r for r in reps if r.cap_shift is not None]
-        B_cap = np.zeros_like(B)
-        if capped:
-            B_cap = np.median(
-                np.sqrt(
-                    np.maximum(np.array([r.cap_shift**2 - r.cap_shift_se**2 for r in capped]), 0.0)
-                ),
-                axis=0,
+        def net(pairs: list[tuple[FloatArray, FloatArray]]) -> FloatArray:
+            """Median over the splits of a move's size less its own noise."""
+            return np.median(
+                np.sqrt(np.maximum(np.array([m**2 - s**2 for m, s in pairs]), 0.0)), axis=0
             )
+
+        B = net([(r.shift, r.shift_se) for r in reps])
+        # below alpha = 1: the move under halved sieve caps
+        capped = [(r.cap_shift, r.cap_shift_se) for r in reps if r.cap_shift is not None]
+        B_cap = net(capped) if capped else np.zeros_like(B)
         from_cap = B_cap > B
         B = np.maximum(B, B_cap)
         ratio = np.where(se > 0, B / np.where(se > 0, se, 1.0), 0.0)
