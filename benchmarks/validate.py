@@ -573,7 +573,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--no-cap-sensitivity",
         action="store_true",
-        help="below alpha = 1 the bias bound without the move under halved sieve caps, "
+        help="the bias bound without the move under halved sieve caps, "
         "as before it (privinfer.models._onestep._CAP_SENSITIVITY)",
     )
     parser.add_argument(

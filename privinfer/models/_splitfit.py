@@ -99,7 +99,7 @@ class SplitFit:
     boot_se: FloatArray | None = None
     #: covariance matrix of the bootstrap draws of ``est`` (None: not computed)
     boot_cov: FloatArray | None = None
-    #: below alpha = 1: change of each estimate when every sieve's cap is halved
+    #: change of each estimate when every sieve's cap is halved
     #: (:data:`~privinfer.models._onestep._CAP_SENSITIVITY`), and its spread over the
     #: held-out folds; None where not computed
     cap_shift: FloatArray | None = None
