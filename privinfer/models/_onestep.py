@@ -255,6 +255,9 @@ class TreatmentModel:
             self.inputs, self._rows = built
         else:
             self.inputs, self._rows = built, PandasRows(data, built)
+        #: whether the last fit's bias bound is set anywhere by the comparison fit's shift
+        #: (not by the halved-cap move); see :meth:`_bias_bound`
+        self._bound_from_shift = True
 
     @classmethod
     @with_options_signature
@@ -504,8 +507,8 @@ class TreatmentModel:
                 size *= 4  # cheap here: more reference points, same splits
             if boot:  # the same fit (same streams) once more, now with its bootstrap
                 res = self._fit_with_reference(size, saved, given, progress, bootstrap="se")
-            elif self._shift_bootstrap_on() and _widened(res):
-                # the interval would widen for regularisation bias: measure the shift's
+            elif self._shift_bootstrap_on() and _widened(res) and self._bound_from_shift:
+                # the interval would widen for the comparison fit's shift: measure its
                 # noise by the bootstrap before believing it (same fit, same streams)
                 res = self._fit_with_reference(size, saved, given, progress, bootstrap="shift")
             else:
@@ -728,6 +731,9 @@ class TreatmentModel:
         B = np.maximum(B, B_cap)
         ratio = np.where(se > 0, B / np.where(se > 0, se, 1.0), 0.0)
         B = np.where(ratio > _BIAS_NOTE_SHARE, B, 0.0)
+        # the shift's bootstrap (see fit) can only lower the comparison fit's part of
+        # the bound, so it cannot change a bound that the halved-cap move sets
+        self._bound_from_shift = bool(np.any((B > 0) & ~from_cap))
         worst = int(np.argmax(ratio))
         if ratio[worst] > _BIAS_WARN_SHARE:
             alpha, n = self.mechanism.alpha, self.inputs.n_obs
