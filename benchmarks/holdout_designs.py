@@ -253,6 +253,7 @@ from scipy import special, stats
 from validate_designs import (
     _U,
     Design,
+    _censored_mean,
     _clipped_mean,
     _expit,
     _level_codes,
@@ -1265,6 +1266,71 @@ def _mu_wiggle(X, d):
     return 2.0 * np.sin(6.0 * np.pi * x) + 0.5 * w + d * (1.0 + 0.5 * np.cos(2.0 * np.pi * x))
 
 
+# Twelfth round: a lagged outcome that explains most of the outcome (selection on a dip),
+# a weak outcome signal under strong confounding, a heavy-tailed reference
+#: noise sd of the lagged-earnings outcome (thousands), censored at 0
+_LAG_SD = 3.0
+
+
+def _cov_lagged(n, rng):
+    e0 = np.minimum(np.exp(rng.normal(2.3, 0.7, n)), 60.0)
+    e0 = np.where(rng.random(n) < 0.2, 0.0, e0)
+    age = 18.0 + 37.0 * rng.beta(1.5, 3.0, n)
+    return pd.DataFrame({"e0": e0, "age": age, "black": (rng.random(n) < 0.3).astype(float)})
+
+
+def _ps_lagged(X):
+    e0, age, b = X.e0.to_numpy(), X.age.to_numpy(), X.black.to_numpy()
+    return np.clip(_expit(0.6 - 0.15 * e0 - 0.04 * (age - 30.0) + 0.5 * b), 0.03, 0.97)
+
+
+def _latent_lagged(X, d):
+    e0, age, b = X.e0.to_numpy(), X.age.to_numpy(), X.black.to_numpy()
+    return 1.5 + 0.85 * e0 + 0.1 * (age - 30.0) - 1.0 * b + d * (1.5 + 0.05 * e0)
+
+
+def _mu_lagged(X, d):
+    return _censored_mean(_latent_lagged(X, d), _LAG_SD)
+
+
+def _y_lagged(X, d, rng):
+    return np.maximum(_latent_lagged(X, d) + _LAG_SD * rng.normal(size=len(X)), 0.0)
+
+
+def _cov_weak(n, rng):
+    return pd.DataFrame(
+        {"x": rng.beta(2.0, 2.0, n), "z": np.clip(rng.normal(size=n), -2.5, 2.5),
+         "w": rng.normal(size=n)}
+    )
+
+
+def _ps_weak(X):
+    x, w = X.x.to_numpy(), X.w.to_numpy()
+    return np.clip(_expit(8.0 * (x - 0.5) + 0.3 * w), 0.03, 0.97)
+
+
+def _mu_weak(X, d):
+    x, z, w = X.x.to_numpy(), X.z.to_numpy(), X.w.to_numpy()
+    return 3.0 * x + 0.4 * np.sin(2.0 * z) + 0.2 * w + d * (1.0 + 1.0 * (x - 0.5))
+
+
+def _cov_heavyref(n, rng):
+    return pd.DataFrame(
+        {"x": np.clip(rng.normal(size=n), -4.0, 4.0), "u": rng.random(n),
+         "w": rng.normal(size=n)}
+    )
+
+
+def _ps_heavyref(X):
+    x, u, w = X.x.to_numpy(), X.u.to_numpy(), X.w.to_numpy()
+    return np.clip(_expit(1.2 * x - 0.8 * (u - 0.5) + 0.4 * w), 0.03, 0.97)
+
+
+def _mu_heavyref(X, d):
+    x, u, w = X.x.to_numpy(), X.u.to_numpy(), X.w.to_numpy()
+    return np.sin(1.5 * x) + 0.4 * x**2 + u + 0.3 * w + d * (1.0 + 0.5 * x)
+
+
 HOLDOUT_LIST = [
     Design(
         "tensor_tanh",
@@ -1755,6 +1821,42 @@ HOLDOUT_LIST = [
         _ps_wiggle,
         _mu_wiggle,
         lambda X, d, rng: _mu_wiggle(X, d) + rng.normal(size=len(X)),
+    ),
+    Design(
+        "lagged_earnings",
+        "Pre-period earnings (20% zeros, top-coded, private) explain most of the outcome; "
+        "selection on a dip; outcome censored at 0",
+        "y ~ d | e0 + age + black",
+        ("black",),
+        lambda: {"e0": _U(0, 60), "age": _U(18, 55)},
+        _cov_lagged,
+        _ps_lagged,
+        _mu_lagged,
+        _y_lagged,
+    ),
+    Design(
+        "weak_signal",
+        "Outcome R^2 of about 0.03 under strong confounding through a private covariate "
+        "(steep propensity)",
+        "y ~ d | x + z + w",
+        ("w",),
+        lambda: {"x": _U(0, 1), "z": _U(-2.5, 2.5)},
+        _cov_weak,
+        _ps_weak,
+        _mu_weak,
+        lambda X, d, rng: _mu_weak(X, d) + 4.0 * rng.normal(size=len(X)),
+    ),
+    Design(
+        "heavy_reference",
+        "A private normal under a heavy-tailed Student t(3) reference; sine and square "
+        "outcome",
+        "y ~ d | x + u + w",
+        ("w",),
+        lambda: {"x": _F(stats.t(3)), "u": _U(0, 1)},
+        _cov_heavyref,
+        _ps_heavyref,
+        _mu_heavyref,
+        lambda X, d, rng: _mu_heavyref(X, d) + rng.normal(size=len(X)),
     ),
 ]
 
