@@ -239,6 +239,27 @@ high at both ends of a covariate, and a propensity and an outcome that oscillate
   periods) in a private covariate on [0, 1], so any fit too smooth to follow the waves
   leaves the confounding in; the effect follows ``cos(2 pi x)``.
 
+A twelfth round of three, written on 2026-12-06 after the halved-cap move ran at every
+alpha and never used to tune anything, for what no round had: a lagged outcome that
+explains most of the outcome's variance, an outcome signal buried in noise under strong
+confounding, and a heavy-tailed (unbounded) reference::
+
+    python benchmarks/validate.py --designs lagged_earnings,weak_signal,heavy_reference \
+--alphas 1,0.7,0.5 --n 4000 --reps 40 --estimands ATE,ATT,POM --seed 1201
+
+* ``lagged_earnings``: pre-period earnings (lognormal, 20% zeros, top-coded at 60,
+  uniform reference on [0, 60]) and a skewed age private, a public race dummy; treatment
+  taken by those whose earnings dipped (an Ashenfelter dip: propensity falling in the
+  earnings, E[1/e(X)] = 5.9); the outcome is 0.85 times the lagged earnings plus an
+  effect rising in them, censored at 0 (R^2 about 0.9).
+* ``weak_signal``: a steep propensity (``expit(8 (x - 0.5))``, clipped to [0.03, 0.97])
+  in a private Beta(2, 2) covariate that also shifts the outcome by ``3 x``, under
+  outcome noise of sd 4 (R^2 about 0.03): the confounding is 8 standard errors, and the
+  outcome fit can remove little of it, so the representer does the work.
+* ``heavy_reference``: a private normal covariate (clipped at 4) under a Student t(3)
+  reference, so the released values reach far into unbounded tails; ``sin`` and square
+  terms in the outcome, an effect linear in it, a private uniform and a public normal.
+
 Truths are population quantities computed as in ``validate_designs.py``; the hidden
 cluster shocks enter the ATT's truth through the propensity, never the outcome means.
 """
