@@ -182,7 +182,7 @@ _BIAS_TARGET_SHARE = 0.15
 #: 0.7 and 0.5 (biases of 0.4 to 1.1 SE that no other diagnostic saw), in none at
 #: alpha = 1, and in 0 to 38% of the releases of the eleven other designs at 0.7. At
 #: alpha = 1 it matters at small n, where the caps are small: ``wiggle_confound`` at
-#: n = 1000 (biases of 0.56 to 0.61 SE, unwarned) now warns in 93-100% of the fits; at
+#: n = 1000 (biases of 0.4 to 1 SE, unwarned) now warns in 93-100% of the fits; at
 #: n = 4000 and 16000 the intervals of the hard designs move by at most 0.5%. A detector
 #: more than an estimate: on ``wiggle_confound`` at 0.7 it is about half the bias. A
 #: research switch of the validation suite (``--no-cap-sensitivity``).
