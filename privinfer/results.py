@@ -79,6 +79,12 @@ class PrivateResults(PostEstimationMixin):
     def __init__(self, record: ResultsRecord) -> None:
         self._record = record
 
+    @property
+    def _bias_widened(self) -> bool:
+        """Whether any interval is widened for an estimated regularisation bias."""
+        bound = self._record.bias_bound
+        return bound is not None and bool((bound > 0).any())
+
     # -- core quantities ---------------------------------------------------------------
     @property
     def model(self) -> str:
@@ -221,9 +227,7 @@ class PrivateResults(PostEstimationMixin):
         level = check_in_interval(
             alpha, "alpha", "conf_int", 0.0, 1.0, low_open=True, high_open=True
         )
-        widened = self._record.bias_bound is not None and bool(
-            (self._record.bias_bound > 0).any()
-        )
+        widened = self._bias_widened
         if widened:
             t = (self._record.bias_bound / self.bse).fillna(0.0).to_numpy()
             aware = pd.Series(bias_aware_critical_value(t, level), index=self.params.index)
@@ -638,8 +642,8 @@ class PrivateResults(PostEstimationMixin):
             )
         if d.n_clipped:
             notes.append(f"{d.n_clipped} propensity value(s) clipped at {d.clip:g}.")
-        bound = self._record.bias_bound
-        if bound is not None and bool((bound > 0).any()):
+        if self._bias_widened:
+            bound = self._record.bias_bound
             wide = ", ".join(
                 f"{nm} (B = {b:.3g}, {b / s:.2f} SE)"
                 for nm, b, s in zip(bound.index, bound, self.bse, strict=True)

@@ -194,12 +194,6 @@ _CAP_SENSITIVITY = True
 _MIN_CLUSTERS = 50
 
 
-def _widened(res: PrivateResults) -> bool:
-    """Whether a fit's intervals are widened for an estimated regularisation bias."""
-    bound = res._record.bias_bound
-    return bound is not None and bool((bound > 0).any())
-
-
 class TreatmentModel:
     """Shared engine of :class:`PrivateATE`, :class:`PrivateATT`, :class:`PrivatePOM` and
     :class:`PrivateFunctional`; subclasses declare their estimand (names and algebra).
@@ -507,7 +501,7 @@ class TreatmentModel:
                 size *= 4  # cheap here: more reference points, same splits
             if boot:  # the same fit (same streams) once more, now with its bootstrap
                 res = self._fit_with_reference(size, saved, given, progress, bootstrap="se")
-            elif self._shift_bootstrap_on() and _widened(res) and self._bound_from_shift:
+            elif self._shift_bootstrap_on() and res._bias_widened and self._bound_from_shift:
                 # the interval would widen for the comparison fit's shift: measure its
                 # noise by the bootstrap before believing it (same fit, same streams)
                 res = self._fit_with_reference(size, saved, given, progress, bootstrap="shift")
