@@ -260,6 +260,29 @@ confounding, and a heavy-tailed (unbounded) reference::
   reference, so the released values reach far into unbounded tails; ``sin`` and square
   terms in the outcome, an effect linear in it, a private uniform and a public normal.
 
+A thirteenth round of three, written on 2026-12-06 after the indefinite-Gram note and
+never used to tune anything (a two-replication run checked only that they run), for what
+no round had: two private factors that matter only through their cells, a public factor
+with many levels, and confounding through a ratio of two private covariates::
+
+    python benchmarks/validate.py --designs factor_cells,state_effects,debt_ratio \
+--alphas 1,0.7,0.5 --n 4000 --reps 40 --estimands ATE,ATT,POM --seed 1301
+
+* ``factor_cells``: a private region (four levels, 40/30/20/10%) and a private schooling
+  level (three, its shares depending on the region), both with uniform categorical
+  references; the propensity's logit, the outcome and the effect each take a value per
+  (region, schooling) cell that no sum of a region and a schooling term gives; a private
+  skewed age and a public sex dummy.
+* ``state_effects``: a public state with 30 levels (Zipf shares, 12% down to 1%) whose
+  fixed effects move the propensity's logit by up to 1.2 either way and the outcome by a
+  standard normal draw each; a private lognormal income top-coded at 200 (uniform
+  reference) confounds in its logarithm, and the effect falls in it; a private age.
+* ``debt_ratio``: a private lognormal income (top-coded at 250) and a private gamma debt
+  (top-coded at 150), uniform references; the propensity and the outcome follow
+  ``tanh(2 (r - 0.6))`` of the debt-to-income ratio ``r = debt / (income + 5)``, the
+  effect ``1 + 1.5 exp(-r)``; a public home-ownership dummy. The naive difference in
+  means is off by 25 standard errors at n = 4000.
+
 Truths are population quantities computed as in ``validate_designs.py``; the hidden
 cluster shocks enter the ATT's truth through the propensity, never the outcome means.
 """
@@ -1352,6 +1375,109 @@ def _mu_heavyref(X, d):
     return np.sin(1.5 * x) + 0.4 * x**2 + u + 0.3 * w + d * (1.0 + 0.5 * x)
 
 
+# Thirteenth round: two private factors whose cells (not their margins) drive treatment and
+# outcome, a public factor with thirty levels, a ratio of two private covariates
+CELL_REGIONS = ["north", "east", "south", "west"]
+CELL_EDUC = ["hs", "college", "grad"]
+_CELL_REGION_P = np.array([0.4, 0.3, 0.2, 0.1])
+#: P(educ | region): schooling differs by region
+_CELL_EDUC_P = np.array([[0.6, 0.3, 0.1], [0.3, 0.5, 0.2], [0.5, 0.4, 0.1], [0.2, 0.4, 0.4]])
+#: logit intercept, outcome shift and effect shift of each (region, educ) cell; none of
+#: the three is additive in region and schooling
+_CELL_A = np.array([[-1.0, 0.5, 1.5], [1.0, -0.5, -1.5], [0.0, 1.0, -1.0], [0.5, 0.5, -1.5]])
+_CELL_M = np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0], [1.0, 2.0, 0.5], [0.0, 0.0, 3.0]])
+_CELL_T = np.array([[0.0, 0.5, 1.0], [1.0, 0.5, 0.0], [0.5, -0.5, 0.5], [0.0, 1.0, -1.0]])
+
+
+def _cov_cells(n, rng):
+    r = rng.choice(4, n, p=_CELL_REGION_P)
+    u = rng.random(n)
+    e = (u[:, None] > np.cumsum(_CELL_EDUC_P[r], axis=1)[:, :2]).sum(axis=1)
+    return pd.DataFrame(
+        {
+            "region": np.asarray(CELL_REGIONS, dtype=object)[r],
+            "educ": np.asarray(CELL_EDUC, dtype=object)[e],
+            "age": 18.0 + 47.0 * rng.beta(2.0, 3.0, n),
+            "female": (rng.random(n) < 0.5).astype(float),
+        }
+    )
+
+
+def _cell_index(X):
+    return _level_codes(X.region, CELL_REGIONS), _level_codes(X.educ, CELL_EDUC)
+
+
+def _ps_cells(X):
+    r, e = _cell_index(X)
+    age, f = X.age.to_numpy(), X.female.to_numpy()
+    return np.clip(_expit(_CELL_A[r, e] - 0.03 * (age - 35.0) + 0.3 * f), 0.03, 0.97)
+
+
+def _mu_cells(X, d):
+    r, e = _cell_index(X)
+    age, f = X.age.to_numpy(), X.female.to_numpy()
+    return _CELL_M[r, e] + 0.05 * (age - 35.0) + 0.5 * f + d * (1.0 + _CELL_T[r, e])
+
+
+STATE_LEVELS = [f"st{k:02d}" for k in range(30)]
+#: Zipf-like state shares (the largest 12%, the smallest 1%)
+_STATE_P = (1.0 / np.arange(1, 31) ** 0.8) / np.sum(1.0 / np.arange(1, 31) ** 0.8)
+#: fixed state effects on the treatment's logit and on the outcome
+_STATE_A = np.random.default_rng(1301).uniform(-1.2, 1.2, 30)
+_STATE_M = np.random.default_rng(1302).normal(0.0, 1.0, 30)
+
+
+def _cov_state(n, rng):
+    inc = np.minimum(np.exp(rng.normal(np.log(45.0), 0.6, n)), 200.0)
+    return pd.DataFrame(
+        {
+            "state": np.asarray(STATE_LEVELS, dtype=object)[rng.choice(30, n, p=_STATE_P)],
+            "inc": inc,
+            "age": 18.0 + 47.0 * rng.beta(2.0, 2.5, n),
+        }
+    )
+
+
+def _ps_state(X):
+    k = _level_codes(X.state, STATE_LEVELS)
+    inc, age = X.inc.to_numpy(), X.age.to_numpy()
+    return np.clip(
+        _expit(_STATE_A[k] - 1.2 * (np.log(inc) - np.log(45.0)) + 0.02 * (age - 40.0)),
+        0.03,
+        0.97,
+    )
+
+
+def _mu_state(X, d):
+    k = _level_codes(X.state, STATE_LEVELS)
+    inc, age = X.inc.to_numpy(), X.age.to_numpy()
+    li = np.log(inc) - np.log(45.0)
+    return _STATE_M[k] + 2.0 * li + 0.03 * (age - 40.0) + d * (1.5 - 0.8 * li)
+
+
+def _cov_debt(n, rng):
+    inc = np.minimum(np.exp(rng.normal(np.log(50.0), 0.5, n)), 250.0)
+    debt = np.minimum(rng.gamma(2.0, 15.0, n), 150.0)
+    return pd.DataFrame({"inc": inc, "debt": debt, "owner": (rng.random(n) < 0.6).astype(float)})
+
+
+def _debt_ratio(X):
+    return X.debt.to_numpy() / (X.inc.to_numpy() + 5.0)
+
+
+def _ps_debt(X):
+    r, o = _debt_ratio(X), X.owner.to_numpy()
+    return np.clip(_expit(2.5 * np.tanh(2.0 * (r - 0.6)) + 0.5 * o - 0.3), 0.03, 0.97)
+
+
+def _mu_debt(X, d):
+    r, o, inc = _debt_ratio(X), X.owner.to_numpy(), X.inc.to_numpy()
+    return (
+        3.0 * np.tanh(2.0 * (r - 0.6)) + 0.02 * (inc - 50.0) + 0.5 * o
+        + d * (1.0 + 1.5 * np.exp(-r))
+    )  # fmt: skip
+
+
 HOLDOUT_LIST = [
     Design(
         "tensor_tanh",
@@ -1878,6 +2004,46 @@ HOLDOUT_LIST = [
         _ps_heavyref,
         _mu_heavyref,
         lambda X, d, rng: _mu_heavyref(X, d) + rng.normal(size=len(X)),
+    ),
+    Design(
+        "factor_cells",
+        "Two private factors (region, schooling) whose cells, not margins, drive treatment, "
+        "outcome and effect; private age, public sex",
+        "y ~ d | C(region) + C(educ) + age + female",
+        ("female",),
+        lambda: {
+            "region": pi.reference.Categorical(CELL_REGIONS),
+            "educ": pi.reference.Categorical(CELL_EDUC),
+            "age": _U(18, 65),
+        },
+        _cov_cells,
+        _ps_cells,
+        _mu_cells,
+        lambda X, d, rng: _mu_cells(X, d) + 1.5 * rng.normal(size=len(X)),
+    ),
+    Design(
+        "state_effects",
+        "A public 30-level state factor (Zipf shares) in treatment and outcome; private "
+        "top-coded income and age",
+        "y ~ d | C(state) + inc + age",
+        ("state",),
+        lambda: {"inc": _U(0, 200), "age": _U(18, 65)},
+        _cov_state,
+        _ps_state,
+        _mu_state,
+        lambda X, d, rng: _mu_state(X, d) + 1.5 * rng.normal(size=len(X)),
+    ),
+    Design(
+        "debt_ratio",
+        "Confounding through the ratio of two private top-coded covariates (debt to "
+        "income); public home ownership",
+        "y ~ d | inc + debt + owner",
+        ("owner",),
+        lambda: {"inc": _U(0, 250), "debt": _U(0, 150)},
+        _cov_debt,
+        _ps_debt,
+        _mu_debt,
+        lambda X, d, rng: _mu_debt(X, d) + 1.5 * rng.normal(size=len(X)),
     ),
 ]
 
