@@ -133,6 +133,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
 
     cap_sens = onestep._CAP_SENSITIVITY  # --no-cap-sensitivity
     onestep._CAP_SENSITIVITY = not task.get("no_cap_sensitivity", False)
+    guard_sens = onestep._GUARD_SENSITIVITY  # --no-guard-sensitivity
+    onestep._GUARD_SENSITIVITY = not task.get("no_guard_sensitivity", False)
     support_rule = nuisances._SUPPORT_RULE  # --no-support-rule
     nuisances._SUPPORT_RULE = not task.get("no_support_rule", False)
     if task.get("spare_fits"):
@@ -159,6 +161,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         nuisances._ODDS_CAP_ARM = odds_arm
         nuisances._SUPPORT_RULE = support_rule
         onestep._CAP_SENSITIVITY = cap_sens
+        onestep._GUARD_SENSITIVITY = guard_sens
 
 
 def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -255,6 +258,7 @@ def make_tasks(
     no_tail_tensor: bool = False,
     max_arm_cap: int | None = None,
     no_cap_sensitivity: bool = False,
+    no_guard_sensitivity: bool = False,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -290,6 +294,7 @@ def make_tasks(
                             "no_tail_tensor": no_tail_tensor,
                             "max_arm_cap": max_arm_cap,
                             "no_cap_sensitivity": no_cap_sensitivity,
+                            "no_guard_sensitivity": no_guard_sensitivity,
                         }
                     )
     return tasks
@@ -577,6 +582,12 @@ def main(argv: list[str] | None = None) -> None:
         "as before it (privinfer.models._onestep._CAP_SENSITIVITY)",
     )
     parser.add_argument(
+        "--no-guard-sensitivity",
+        action="store_true",
+        help="the bias bound without the move under a halved noise guard, "
+        "as before it (privinfer.models._onestep._GUARD_SENSITIVITY)",
+    )
+    parser.add_argument(
         "--no-support-rule",
         action="store_true",
         help="the Riesz fits' CV also trusts fits that live where their arm has (almost) "
@@ -687,6 +698,7 @@ def main(argv: list[str] | None = None) -> None:
             no_tail_tensor=args.no_tail_tensor,
             max_arm_cap=args.max_arm_cap,
             no_cap_sensitivity=args.no_cap_sensitivity,
+            no_guard_sensitivity=args.no_guard_sensitivity,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

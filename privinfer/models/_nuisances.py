@@ -395,6 +395,7 @@ def fit_series(
     noiseless: np.ndarray | None = None,
     public_lead: Sequence[bool] | None = None,
     caps: tuple[Sequence[int], int] | None = None,
+    guard_scale: float = 1.0,
 ) -> SeriesFits:
     r"""Outcome and Riesz fits of every fold, each with its own private-CV sieve and ridge.
 
@@ -462,7 +463,7 @@ def fit_series(
             cands = [own[c] for c in plausible_candidates(prev.choice, _REFIT_MARGIN)]
         return fit_crossfit(
             G[k], rhs, n_rows, mask, candidates=cands, fixed_ridge=fixed,
-            noise_share=1.0 - alpha, with_loose=loose, spectra_cache=spectra[k],
+            noise_share=(1.0 - alpha) * guard_scale, with_loose=loose, spectra_cache=spectra[k],
             margins=own_margins if cands is own else None,
             noiseless=noiseless if group in _SPARE_FITS else None,
             spare=_flags_of(cands, candidates, public_lead),

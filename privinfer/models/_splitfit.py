@@ -104,6 +104,9 @@ class SplitFit:
     #: held-out folds; None where not computed
     cap_shift: FloatArray | None = None
     cap_shift_se: FloatArray | None = None
+    #: change of each estimate when every fit's noise guard is halved, and its noise
+    guard_shift: FloatArray | None = None
+    guard_shift_se: FloatArray | None = None
     #: covariance of ``est`` when the scores were reduced without row-level influence
     #: values (Dask input; ``phi`` is then lazy), else None
     cov: FloatArray | None = None
