@@ -322,8 +322,9 @@ class RegularizationBiasWarning(PrivinferWarning):
     Raised when the estimated bound on the bias exceeds half a standard error: the
     interval is then widened (bias-aware critical value) and the message names the
     effective sample size ``n * alpha**2`` that would make the bias negligible. The
-    bound includes how much the estimate moves when the sieves' cap is halved; the
-    message says so when that move sets it.
+    bound includes how much the estimate moves when the sieves' cap is halved and, below
+    ``alpha = 1``, when the guard against privatisation noise is halved; the message
+    says so when one of these moves sets it.
     """
 
 

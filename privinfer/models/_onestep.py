@@ -708,9 +708,11 @@ class TreatmentModel:
         the held-out folds' statistics (the one-step estimate is bilinear in the two fits'
         coefficients). Regularisation bias decays with the ridge and the sieve, so the move
         estimates the bias that remains at the chosen fits. The bound is the larger of that
-        and the move under halved sieve caps (``_CAP_SENSITIVITY``), each less its own
+        the move under halved sieve caps (``_CAP_SENSITIVITY``) and, below ``alpha = 1``,
+        the move under a halved noise guard (``_GUARD_SENSITIVITY``), each less its own
         noise: in the directions the privatisation noise swamps the comparison fit is as
-        shrunk as the chosen one, and it is never richer than the cap. It is
+        shrunk as the chosen one (it is floored at the same guard), and it is never richer
+        than the cap. It is
         itself noisy (the loosened fits are): with :math:`s^2` its variance,
         :math:`B = \sqrt{\max(0, \Delta^2 - s^2)}`
         (median over repeated splits) estimates :math:`|\mathrm{bias}|` without the
