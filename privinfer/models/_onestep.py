@@ -896,20 +896,12 @@ class TreatmentModel:
             half = ([max(1, c // 2) for c in caps[0]], max(1, caps[1] // 2))  # type: ignore[index]
             with small_matrix_blas():
                 coarse = refit(st, loose=False, caps=half)
-            cap_terms = self._shift_terms(
-                fits.fold_values("coefs") - coarse.fold_values("coefs"), contrast
-            )
-            cap_shift = cap_terms.sum(axis=0)
-            cap_shift_se = fold_spread_se(cap_terms, st.cnt.sum(axis=1))
+            cap_shift, cap_shift_se = self._move(fits, coarse, st, contrast)
         guard_shift = guard_shift_se = None
         if self._guard_sensitivity_on(fits):
             with small_matrix_blas():
                 soft = refit(st, loose=False, guard_scale=_GUARD_SCALE)
-            guard_terms = self._shift_terms(
-                fits.fold_values("coefs") - soft.fold_values("coefs"), contrast
-            )
-            guard_shift = guard_terms.sum(axis=0)
-            guard_shift_se = fold_spread_se(guard_terms, st.cnt.sum(axis=1))
+            guard_shift, guard_shift_se = self._move(fits, soft, st, contrast)
         boot = None
         if fine is not None and rng is not None:
             # the draws refit the comparison fits only where the shift could widen the
@@ -1017,6 +1009,16 @@ class TreatmentModel:
             and bool(fits.riesz)
         )
 
+    def _move(
+        self, fits: SeriesFits, other: SeriesFits, st: FoldStats, contrast: FloatArray | None
+    ) -> tuple[FloatArray, FloatArray]:
+        """How much every estimate changes from ``fits`` to ``other`` (the nuisances
+        refitted from the same statistics, e.g. under halved caps or a halved guard), and
+        that change's spread over the held-out folds.
+        """
+        terms = self._shift_terms(fits.fold_values("coefs") - other.fold_values("coefs"), contrast)
+        return terms.sum(axis=0), fold_spread_se(terms, st.cnt.sum(axis=1))
+
     def _shift_terms(self, moves: FloatArray, contrast: FloatArray | None) -> FloatArray:
         """Per-fold terms of each parameter's regularisation shift, shape ``(F, P)``."""
         L, x = self.inputs.n_levels, self.inputs
@@ -1066,8 +1068,7 @@ class TreatmentModel:
                 moves = f.regularisation_shift(per_fold=True)
                 parts.append(self._shift_terms(moves, contrast).sum(axis=0))
             if soft is not None:
-                move = f.fold_values("coefs") - soft.fold_values("coefs")
-                parts.append(self._shift_terms(move, contrast).sum(axis=0))
+                parts.append(self._move(f, soft, s, contrast)[0])
             return np.concatenate(parts)
 
         def both(s: FoldStats) -> tuple[SeriesFits, SeriesFits | None]:
