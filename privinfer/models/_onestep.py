@@ -908,15 +908,16 @@ class TreatmentModel:
             # interval: the bootstrap can only raise the shift's noise and the standard
             # error, so a bound under the note threshold now stays under it
             se_if = np.sqrt(np.diag(influence_cov(phi, x.clusters) if cov is None else cov))
-            widens = shift**2 - shift_se**2 > (_BIAS_NOTE_SHARE * se_if) ** 2
-            loose = o.ridge == "cv" and (o.n_rep > 1 or bool(np.any(widens)))
-            # the halved-guard refit is bootstrapped only where its move could widen
-            soft_too = guard_shift is not None and (
-                o.n_rep > 1
-                or bool(
-                    np.any(guard_shift**2 - guard_shift_se**2 > (_BIAS_NOTE_SHARE * se_if) ** 2)
+
+            def widens(move: FloatArray, noise: FloatArray) -> bool:
+                """Whether a move, less its noise, would enter the bias bound."""
+                return o.n_rep > 1 or bool(
+                    np.any(move**2 - noise**2 > (_BIAS_NOTE_SHARE * se_if) ** 2)
                 )
-            )
+
+            loose = o.ridge == "cv" and widens(shift, shift_se)
+            # the halved-guard refit is bootstrapped only where its move could widen
+            soft_too = guard_shift is not None and widens(guard_shift, guard_shift_se)  # type: ignore[arg-type]
             drawn = self._bootstrap(
                 fine, fits, st, est, contrast, refit, rng, loose, guard=soft_too
             )
