@@ -135,6 +135,10 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     onestep._CAP_SENSITIVITY = not task.get("no_cap_sensitivity", False)
     guard_sens = onestep._GUARD_SENSITIVITY  # --no-guard-sensitivity
     onestep._GUARD_SENSITIVITY = not task.get("no_guard_sensitivity", False)
+    import privinfer.nuisance.regularize as regularize
+
+    guard_weights = regularize.GUARD_WEIGHTS  # --guard-weights
+    regularize.GUARD_WEIGHTS = float(task.get("guard_weights") or 0.0)
     support_rule = nuisances._SUPPORT_RULE  # --no-support-rule
     nuisances._SUPPORT_RULE = not task.get("no_support_rule", False)
     if task.get("spare_fits"):
@@ -162,6 +166,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         nuisances._SUPPORT_RULE = support_rule
         onestep._CAP_SENSITIVITY = cap_sens
         onestep._GUARD_SENSITIVITY = guard_sens
+        regularize.GUARD_WEIGHTS = guard_weights
 
 
 def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -259,6 +264,7 @@ def make_tasks(
     max_arm_cap: int | None = None,
     no_cap_sensitivity: bool = False,
     no_guard_sensitivity: bool = False,
+    guard_weights: float = 0.0,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -295,6 +301,7 @@ def make_tasks(
                             "max_arm_cap": max_arm_cap,
                             "no_cap_sensitivity": no_cap_sensitivity,
                             "no_guard_sensitivity": no_guard_sensitivity,
+                            "guard_weights": guard_weights,
                         }
                     )
     return tasks
@@ -588,6 +595,14 @@ def main(argv: list[str] | None = None) -> None:
         "as before it (privinfer.models._onestep._GUARD_SENSITIVITY)",
     )
     parser.add_argument(
+        "--guard-weights",
+        type=float,
+        default=0.0,
+        metavar="GAMMA",
+        help="weight the noise guard per function by its own noise size to the power "
+        "GAMMA (privinfer.nuisance.regularize.GUARD_WEIGHTS; default 0: one guard per fit)",
+    )
+    parser.add_argument(
         "--no-support-rule",
         action="store_true",
         help="the Riesz fits' CV also trusts fits that live where their arm has (almost) "
@@ -699,6 +714,7 @@ def main(argv: list[str] | None = None) -> None:
             max_arm_cap=args.max_arm_cap,
             no_cap_sensitivity=args.no_cap_sensitivity,
             no_guard_sensitivity=args.no_guard_sensitivity,
+            guard_weights=args.guard_weights,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

@@ -72,7 +72,10 @@ def _clipped_mean(m: np.ndarray, sigma: float, lo: float, hi: float) -> np.ndarr
 
 def _level_codes(values: pd.Series, levels: list[str]) -> np.ndarray:
     """Integer codes of the factor ``values`` in the order of ``levels``."""
-    return values.map({lv: k for k, lv in enumerate(levels)}).to_numpy(dtype=np.int64)
+    codes = pd.Categorical(values, categories=levels).codes.astype(np.int64)
+    if np.any(codes < 0):
+        raise ValueError(f"values outside the levels {levels}")
+    return codes
 
 
 @dataclass(frozen=True)

@@ -521,3 +521,66 @@ def test_comparison_fit_spares_public_functions_when_the_choice_does(monkeypatch
     np.testing.assert_allclose(flagged_first.loose, both.loose, rtol=1e-12, atol=1e-14)
     # and the common guard on the public functions would have changed the comparison fit
     assert not np.allclose(flagged_first.loose[:, 1:3], neither.loose[:, 1:3], atol=1e-3)
+
+
+def _heteroscedastic_folds(seed, F=5, J=4):
+    """Fold Gram matrices whose last function's noise is a tenth of the others' (a rare,
+    well-measured direction: small eigenvalue, small noise) and whose smallest eigenvalue
+    sits below the noise, so that the guard binds."""
+    rng = np.random.default_rng(seed)
+    base = np.diag([1.0, 0.3, 0.3, 0.02])
+    scale = np.array([0.0, 1.0, 1.0, 0.1])
+    Z = rng.normal(0.0, 0.6, (F, J, J))
+    E = 0.5 * (Z + Z.transpose(0, 2, 1)) * scale[None, :, None] * scale[None, None, :]
+    return base + E, np.full(F, 200.0)
+
+
+def test_weighted_guard_lifts_each_function_by_its_own_noise(monkeypatch):
+    import privinfer.nuisance.regularize as rg
+
+    idx = np.arange(4)
+    guarded = np.array([False, True, True, True])
+    for seed in range(5):
+        G, nr = _heteroscedastic_folds(seed)
+        mask = np.arange(5) != 0
+        Gt = np.tensordot(mask / mask.sum(), G, 1)
+        common = noise_guard(G, nr, idx, mask, Gt, 1.0, guarded)
+        monkeypatch.setattr(rg, "GUARD_WEIGHTS", 1.0)
+        lift = noise_guard(G, nr, idx, mask, Gt, 1.0, guarded)
+        d = rg._guard_weights(G, nr)
+        monkeypatch.setattr(rg, "GUARD_WEIGHTS", 0.0)
+        assert np.ndim(common) == 0 and common > 0 and lift.shape == (3,)
+        # the quiet function is lifted far less than by the common guard and than the
+        # noisy ones
+        assert lift[2] < 0.2 * common and lift[2] < 0.2 * lift[:2].min()
+        # whitened by the weights, the lifted innovations clear the whitened noise exactly
+        assert np.allclose(lift / lift[0], d[1:] / d[1])
+        S = rg._innovation_block(Gt, guarded) + np.diag(lift)
+        nu = rg._noise_norm(rg._whiten(G, d), nr, float(nr[mask].sum()))
+        lam = np.linalg.eigvalsh(rg._whiten(S, d[1:]))[0]
+        assert lam == pytest.approx(rg.NOISE_GUARD * nu, rel=1e-6)  # round-off only
+
+
+def test_weighted_guard_batched_equals_fold_by_fold(monkeypatch):
+    import privinfer.nuisance.regularize as rg
+
+    monkeypatch.setattr(rg, "GUARD_WEIGHTS", 1.0)
+    G, nr = _heteroscedastic_folds(7)
+    F = nr.size
+    c = np.stack([g @ np.array([1.0, 0.5, -0.5, 2.0]) for g in G])
+    idx = np.arange(4)
+    guarded = rg._all_but_constant(idx)
+    W = np.where(np.eye(F, dtype=bool), 0.0, nr[None, :])
+    W = W / W.sum(axis=1, keepdims=True)
+    Gt, rt = np.einsum("fg,gij->fij", W, G), W @ c
+    rel = np.array([0.0, 0.01, 0.1])
+    sp = _fold_spectra(G, nr, Gt, idx, 0.0, 1.0, guarded)
+    assert sp is not None and sp.lift is not None and sp.lift.max() > 0
+    batched = _cv_losses_batched(sp, c, nr, rt, idx, rel, np.zeros(F))
+    loop = _cv_losses_loop(G, c, nr, idx, rel, np.zeros(F), 0.0, 1.0, guarded)
+    for a, b in zip(batched, loop, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    # and the default (no weights) is the common guard: cv_spectral's choice differs
+    common = cv_spectral(G, c, nr, noise_share=1.0).table
+    monkeypatch.setattr(rg, "GUARD_WEIGHTS", 0.0)
+    assert not np.allclose(cv_spectral(G, c, nr, noise_share=1.0).table.loss, common.loss)
