@@ -139,6 +139,9 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
 
     guard_weights = regularize.GUARD_WEIGHTS  # --guard-weights
     regularize.GUARD_WEIGHTS = float(task.get("guard_weights") or 0.0)
+    weight_fits = nuisances._GUARD_WEIGHT_FITS  # --guard-weight-fits
+    if task.get("guard_weight_fits"):
+        nuisances._GUARD_WEIGHT_FITS = tuple(task["guard_weight_fits"].split(","))
     support_rule = nuisances._SUPPORT_RULE  # --no-support-rule
     nuisances._SUPPORT_RULE = not task.get("no_support_rule", False)
     if task.get("spare_fits"):
@@ -167,6 +170,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         onestep._CAP_SENSITIVITY = cap_sens
         onestep._GUARD_SENSITIVITY = guard_sens
         regularize.GUARD_WEIGHTS = guard_weights
+        nuisances._GUARD_WEIGHT_FITS = weight_fits
 
 
 def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -265,6 +269,7 @@ def make_tasks(
     no_cap_sensitivity: bool = False,
     no_guard_sensitivity: bool = False,
     guard_weights: float = 0.0,
+    guard_weight_fits: str | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -302,6 +307,7 @@ def make_tasks(
                             "no_cap_sensitivity": no_cap_sensitivity,
                             "no_guard_sensitivity": no_guard_sensitivity,
                             "guard_weights": guard_weights,
+                            "guard_weight_fits": guard_weight_fits,
                         }
                     )
     return tasks
@@ -603,6 +609,12 @@ def main(argv: list[str] | None = None) -> None:
         "GAMMA (privinfer.nuisance.regularize.GUARD_WEIGHTS; default 0: one guard per fit)",
     )
     parser.add_argument(
+        "--guard-weight-fits",
+        default=None,
+        help="comma list of the fits --guard-weights applies to: outcome, riesz "
+        "(default: both)",
+    )
+    parser.add_argument(
         "--no-support-rule",
         action="store_true",
         help="the Riesz fits' CV also trusts fits that live where their arm has (almost) "
@@ -715,6 +727,7 @@ def main(argv: list[str] | None = None) -> None:
             no_cap_sensitivity=args.no_cap_sensitivity,
             no_guard_sensitivity=args.no_guard_sensitivity,
             guard_weights=args.guard_weights,
+            guard_weight_fits=args.guard_weight_fits,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+import privinfer.nuisance.regularize as regularize
 from privinfer._typing import FloatArray, IntArray
 from privinfer.exceptions import DataMismatchError
 from privinfer.inversion import (
@@ -132,6 +133,14 @@ _PUBLIC_UNGUARDED = True
 #: spread as before (MC sd ratio 0.84-1.05); sparing the Riesz fits too gave 0.02-0.20 SE
 #: but spread ``proxy_public``'s estimates 1.09-1.37 times as much (less shrunk weights).
 _SPARE_FITS: tuple[str, ...] = ("outcome",)
+#: Which fits the research option ``privinfer.nuisance.regularize.GUARD_WEIGHTS`` (a
+#: noise guard weighted per function; default 0, off) applies to: ``"outcome"``,
+#: ``"riesz"`` (the Riesz representers and the ATT's odds) or both (the default). The
+#: one-step estimator's regularisation bias is a product of the two fits' shrinkages, so
+#: sparing either fit's quiet directions removes the guard's bias there; the outcome
+#: fit's extra variance costs less than the weights'. A research switch of the
+#: validation suite (``--guard-weight-fits``).
+_GUARD_WEIGHT_FITS: tuple[str, ...] = ("outcome", "riesz")
 #: Compute cap on the adaptive sieve (the sufficient statistics cost O(n J^2)).
 _SIEVE_MAX_BASIS = 160
 #: Whether every fit's sieve candidates are capped by the rows of the arm it is fitted on
@@ -461,14 +470,20 @@ def fit_series(
             and own is not None
         ):
             cands = [own[c] for c in plausible_candidates(prev.choice, _REFIT_MARGIN)]
-        return fit_crossfit(
-            G[k], rhs, n_rows, mask, candidates=cands, fixed_ridge=fixed,
-            noise_share=(1.0 - alpha) * guard_scale, with_loose=loose, spectra_cache=spectra[k],
-            margins=own_margins if cands is own else None,
-            noiseless=noiseless if group in _SPARE_FITS else None,
-            spare=_flags_of(cands, candidates, public_lead),
-            support_folds=support if group == "riesz" else None,
-        )  # fmt: skip
+        gamma = regularize.GUARD_WEIGHTS
+        if group not in _GUARD_WEIGHT_FITS:
+            regularize.GUARD_WEIGHTS = 0.0
+        try:
+            return fit_crossfit(
+                G[k], rhs, n_rows, mask, candidates=cands, fixed_ridge=fixed,
+                noise_share=(1.0 - alpha) * guard_scale, with_loose=loose,
+                spectra_cache=spectra[k], margins=own_margins if cands is own else None,
+                noiseless=noiseless if group in _SPARE_FITS else None,
+                spare=_flags_of(cands, candidates, public_lead),
+                support_folds=support if group == "riesz" else None,
+            )  # fmt: skip
+        finally:
+            regularize.GUARD_WEIGHTS = gamma
 
     def before(group: str, i: int) -> CrossFitFits | None:
         if like is None:

@@ -591,15 +591,16 @@ class SpectraCache:
 
     The outcome and Riesz fits of one arm solve systems in the same Gram matrices with
     different right-hand sides: :func:`cv_spectral` keeps each sub-basis's training-fold
-    spectra in ``spectra`` (key: sub-basis, smallest ridge, noise share) and
-    :func:`fit_crossfit` each fold's noise guard in ``guards`` (key: sub-basis, training
-    mask, noise share, smallest ridge). Valid for one ``G_folds`` and ``n_rows`` only.
+    spectra in ``spectra`` (key: sub-basis, smallest ridge, noise share, guarded
+    functions, ``GUARD_WEIGHTS``) and :func:`fit_crossfit` each fold's noise guard in
+    ``guards`` (key: sub-basis, training mask, noise share, smallest ridge, guarded
+    functions, ``GUARD_WEIGHTS``). Valid for one ``G_folds`` and ``n_rows`` only.
     """
 
-    spectra: dict[tuple[bytes, float, float, bytes], _FoldSpectra | None] = field(
+    spectra: dict[tuple[bytes, float, float, bytes, float], _FoldSpectra | None] = field(
         default_factory=dict
     )
-    guards: dict[tuple[bytes, bytes, float, float, bytes], float | FloatArray] = field(
+    guards: dict[tuple[bytes, bytes, float, float, bytes, float], float | FloatArray] = field(
         default_factory=dict
     )
 
@@ -934,7 +935,8 @@ def cv_spectral(
         gm = guarded_of(idx, noiseless if spare is None or spare[c] else None)
         if gm is None and GUARD_WEIGHTS > 0 and noise_share > 0:
             gm = _all_but_constant(idx)
-        key = (idx.tobytes(), float(min_ridge), float(noise_share), _mask_key(gm))
+        key = (idx.tobytes(), float(min_ridge), float(noise_share), _mask_key(gm),
+               float(GUARD_WEIGHTS))  # fmt: skip
         if spectra_cache is not None and key in spectra_cache.spectra:
             sp = spectra_cache.spectra[key]
         else:
@@ -1303,7 +1305,7 @@ def fit_crossfit(
             return min_ridge, 0.0, gm
         key = (
             np.asarray(idx, np.int64).tobytes(), mask.tobytes(), noise_share, min_ridge,
-            _mask_key(gm),
+            _mask_key(gm), float(GUARD_WEIGHTS),
         )  # fmt: skip
         if spectra_cache is not None and key in spectra_cache.guards:
             g = spectra_cache.guards[key]
