@@ -584,3 +584,24 @@ def test_weighted_guard_batched_equals_fold_by_fold(monkeypatch):
     common = cv_spectral(G, c, nr, noise_share=1.0).table
     monkeypatch.setattr(rg, "GUARD_WEIGHTS", 0.0)
     assert not np.allclose(cv_spectral(G, c, nr, noise_share=1.0).table.loss, common.loss)
+
+
+def test_spectra_cache_keys_on_the_guard_weights(monkeypatch):
+    # the outcome and Riesz fits of one arm share a SpectraCache; with the weights on for
+    # one group only (``_GUARD_WEIGHT_FITS``) the other must not reuse its spectra
+    import privinfer.nuisance.regularize as rg
+
+    G, nr = _heteroscedastic_folds(11)
+    F = nr.size
+    c = np.stack([g @ np.array([1.0, 0.5, -0.5, 2.0]) for g in G])
+    masks = ~np.eye(F, dtype=bool)
+    cands = [np.arange(3), np.arange(4)]
+    shared = SpectraCache()
+    monkeypatch.setattr(rg, "GUARD_WEIGHTS", 1.0)
+    weighted = fit_crossfit(G, c, nr, masks, candidates=cands, spectra_cache=shared)
+    monkeypatch.setattr(rg, "GUARD_WEIGHTS", 0.0)
+    after = fit_crossfit(G, c, nr, masks, candidates=cands, spectra_cache=shared)
+    fresh = fit_crossfit(G, c, nr, masks, candidates=cands)
+    np.testing.assert_array_equal(after.coefs, fresh.coefs)
+    pd.testing.assert_frame_equal(after.choice.table, fresh.choice.table)
+    assert not np.allclose(weighted.coefs, fresh.coefs)
