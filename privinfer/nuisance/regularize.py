@@ -83,9 +83,9 @@ NOISE_GUARD = 1.0
 #: ``k`` by :math:`g\,d_k^\gamma`, where :math:`d_k` is the size of the privatisation
 #: noise of that function's row of the Gram matrix (:func:`noise_guard`). Measured with
 #: :math:`\gamma` = 1 and 0.5 (``benchmarks/validate.py --guard-weights``; validation
-#: page): it removes the guard's bias on rare cells of two private factors and multiplies
-#: the error of censored-earnings and many-level-factor designs by up to 3.8, so it is
-#: not the default.
+#: page): it removes the guard's bias on rare cells of two private factors but multiplies
+#: the error of a censored-earnings design by up to 3.8 (4.1 on the outcome fits alone,
+#: 5.8 with ten folds) and of a many-level factor by up to 2, so it is not the default.
 GUARD_WEIGHTS = 0.0
 #: CV criteria within this relative distance of the minimum count as tied; the first tied
 #: pair in (candidate, grid) order wins. Pairs whose ridges all sit below the noise guard
