@@ -469,14 +469,19 @@ def test_guarded_spectra_batched_equal_fold_by_fold():
     nr = np.full(F, n / F)
     idx = np.arange(5)
     guarded = guarded_of(idx, np.array([True, True, True, False, False]))
+    _assert_batched_equals_loop(G, c, nr, idx, np.array([0.0, 0.01, 0.1, 1.0]), 0.5, guarded)
+
+
+def _assert_batched_equals_loop(G, c, nr, idx, rel, share, guarded):
+    """The batched CV losses of a guarded candidate equal the fold-by-fold loop's."""
+    F = nr.size
     W = np.where(np.eye(F, dtype=bool), 0.0, nr[None, :])
     W = W / W.sum(axis=1, keepdims=True)
     Gt, rt = np.einsum("fg,gij->fij", W, G), W @ c
-    rel = np.array([0.0, 0.01, 0.1, 1.0])
-    sp = _fold_spectra(G, nr, Gt, idx, 0.0, 0.5, guarded)
+    sp = _fold_spectra(G, nr, Gt, idx, 0.0, share, guarded)
     assert sp is not None and sp.lift is not None and sp.lift.max() > 0
     batched = _cv_losses_batched(sp, c, nr, rt, idx, rel, np.zeros(F))
-    loop = _cv_losses_loop(G, c, nr, idx, rel, np.zeros(F), 0.0, 0.5, guarded)
+    loop = _cv_losses_loop(G, c, nr, idx, rel, np.zeros(F), 0.0, share, guarded)
     for a, b in zip(batched, loop, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
 
@@ -566,20 +571,10 @@ def test_weighted_guard_batched_equals_fold_by_fold(monkeypatch):
 
     monkeypatch.setattr(rg, "GUARD_WEIGHTS", 1.0)
     G, nr = _heteroscedastic_folds(7)
-    F = nr.size
     c = np.stack([g @ np.array([1.0, 0.5, -0.5, 2.0]) for g in G])
     idx = np.arange(4)
     guarded = rg._all_but_constant(idx)
-    W = np.where(np.eye(F, dtype=bool), 0.0, nr[None, :])
-    W = W / W.sum(axis=1, keepdims=True)
-    Gt, rt = np.einsum("fg,gij->fij", W, G), W @ c
-    rel = np.array([0.0, 0.01, 0.1])
-    sp = _fold_spectra(G, nr, Gt, idx, 0.0, 1.0, guarded)
-    assert sp is not None and sp.lift is not None and sp.lift.max() > 0
-    batched = _cv_losses_batched(sp, c, nr, rt, idx, rel, np.zeros(F))
-    loop = _cv_losses_loop(G, c, nr, idx, rel, np.zeros(F), 0.0, 1.0, guarded)
-    for a, b in zip(batched, loop, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    _assert_batched_equals_loop(G, c, nr, idx, np.array([0.0, 0.01, 0.1]), 1.0, guarded)
     # and the default (no weights) is the common guard: cv_spectral's choice differs
     common = cv_spectral(G, c, nr, noise_share=1.0).table
     monkeypatch.setattr(rg, "GUARD_WEIGHTS", 0.0)
