@@ -304,11 +304,11 @@ def noise_guard(
         gpos = np.flatnonzero(guarded)
         sel = idx[np.r_[0, gpos]]
         S = _innovation_block(_check_sym(G_train[np.ix_(idx, idx)], "noise_guard"), guarded)
-        d = _guard_weights(G_folds[:, sel][:, :, sel], np.asarray(n_rows, dtype=float))
+        sub, rows = G_folds[:, sel][:, :, sel], np.asarray(n_rows, dtype=float)
+        d = _guard_weights(sub, rows)
         if d is not None:
-            rows = np.asarray(n_rows, dtype=float)
             n_tr = float(np.sum(np.where(mask, rows, 0.0)))
-            nu = float(_noise_norm(_whiten(G_folds[:, sel][:, :, sel], d), rows, n_tr))
+            nu = float(_noise_norm(_whiten(sub, d), rows, n_tr))
             lam_min = float(np.linalg.eigvalsh(_whiten(S, d[1:]))[0])
             return max(0.0, NOISE_GUARD * share * nu - lam_min) * d[1:]
         nu = gram_noise(G_folds, n_rows, sel, mask)
