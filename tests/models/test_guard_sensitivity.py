@@ -77,5 +77,8 @@ def test_cells_that_confound_move_and_the_bound_takes_the_move(monkeypatch):
     # without the move the bound that ships sees less than half of it
     monkeypatch.setattr(onestep, "_GUARD_SENSITIVITY", False)
     without, _ = _fit_cells(design, data, mech)
-    assert without.params["ATE"] == res.params["ATE"]
+    # the same estimate: the move is a refit beside the fit, not a change of it (equal up
+    # to round-off: on some CPUs a spectrum cached by the refit's batched path differs
+    # from the plain path's in the last bit)
+    assert without.params["ATE"] == pytest.approx(res.params["ATE"], rel=1e-12, abs=0)
     assert float(without._record.bias_bound["ATE"]) < 0.5 * bound
