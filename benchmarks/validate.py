@@ -135,6 +135,9 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     onestep._CAP_SENSITIVITY = not task.get("no_cap_sensitivity", False)
     guard_sens = onestep._GUARD_SENSITIVITY  # --no-guard-sensitivity
     onestep._GUARD_SENSITIVITY = not task.get("no_guard_sensitivity", False)
+    extrapolation = onestep._GUARD_EXTRAPOLATION  # --guard-extrapolation
+    if task.get("guard_extrapolation") is not None:
+        onestep._GUARD_EXTRAPOLATION = float(task["guard_extrapolation"])
     import privinfer.nuisance.regularize as regularize
 
     guard_weights = regularize.GUARD_WEIGHTS  # --guard-weights
@@ -169,6 +172,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         nuisances._SUPPORT_RULE = support_rule
         onestep._CAP_SENSITIVITY = cap_sens
         onestep._GUARD_SENSITIVITY = guard_sens
+        onestep._GUARD_EXTRAPOLATION = extrapolation
         regularize.GUARD_WEIGHTS = guard_weights
         nuisances._GUARD_WEIGHT_FITS = weight_fits
 
@@ -189,12 +193,12 @@ def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
             t0 = time.perf_counter()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
+                model = None
                 try:
-                    res = (
-                        MODELS[estimand]
-                        .from_formula(design.formula, released, mechanism=mech, **options)
-                        .fit(random_state=np.random.default_rng(s_fit))
+                    model = MODELS[estimand].from_formula(
+                        design.formula, released, mechanism=mech, **options
                     )
+                    res = model.fit(random_state=np.random.default_rng(s_fit))
                 except Exception as exc:  # a refusal is an outcome to count, not a crash
                     res, status, message = None, type(exc).__name__, str(exc)[:300]
             seconds = time.perf_counter() - t0
@@ -239,6 +243,12 @@ def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
                         lower=float(ci.loc[name, "lower"]),
                         upper=float(ci.loc[name, "upper"]),
                     )
+                    # the bias bound by source, so that rules for it can be studied on
+                    # these fits without refitting (bound_intervals below)
+                    parts = getattr(model, "_bound_parts", None)
+                    if parts is not None and name in parts.index:
+                        for source in parts.columns:
+                            row[f"bound_{source}"] = float(parts.loc[name, source])
                 rows.append(row)
     return rows
 
@@ -270,6 +280,7 @@ def make_tasks(
     no_guard_sensitivity: bool = False,
     guard_weights: float = 0.0,
     guard_weight_fits: str | None = None,
+    guard_extrapolation: float | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -308,6 +319,7 @@ def make_tasks(
                             "no_guard_sensitivity": no_guard_sensitivity,
                             "guard_weights": guard_weights,
                             "guard_weight_fits": guard_weight_fits,
+                            "guard_extrapolation": guard_extrapolation,
                         }
                     )
     return tasks
@@ -601,6 +613,14 @@ def main(argv: list[str] | None = None) -> None:
         "as before it (privinfer.models._onestep._GUARD_SENSITIVITY)",
     )
     parser.add_argument(
+        "--guard-extrapolation",
+        type=float,
+        default=None,
+        metavar="K",
+        help="count the move under a halved noise guard K times in the bias bound "
+        "(privinfer.models._onestep._GUARD_EXTRAPOLATION)",
+    )
+    parser.add_argument(
         "--guard-weights",
         type=float,
         default=0.0,
@@ -728,6 +748,7 @@ def main(argv: list[str] | None = None) -> None:
             no_guard_sensitivity=args.no_guard_sensitivity,
             guard_weights=args.guard_weights,
             guard_weight_fits=args.guard_weight_fits,
+            guard_extrapolation=args.guard_extrapolation,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

@@ -200,6 +200,13 @@ _CAP_SENSITIVITY = True
 #: of its spread over releases).
 _GUARD_SENSITIVITY = True
 _GUARD_SCALE = 0.5
+#: The halved-guard move counts this many times in the bound. The move is the bias of the
+#: guard less the bias of half of it; with both fits shrunk by :math:`g/(\lambda_j + g)` in
+#: direction ``j``, the one-step estimate's bias there is of order
+#: :math:`(g/(\lambda_j + g))^2`, and the move is 3/4 of it where :math:`\lambda_j \gg g`,
+#: 0.56 of it at :math:`\lambda_j = g` and less still below (Richardson's view of a
+#: halving: the bias is the move over :math:`1 - b(g/2)/b(g)`).
+_GUARD_EXTRAPOLATION = 1.0
 #: A FewClustersWarning fires under this many clusters (in any cluster dimension). In the
 #: clustered held-out designs of ``benchmarks/validate.py`` the intervals held with 100 and
 #: 160 clusters (n = 4000) and under-covered at alpha = 1 with 25 and 40 (n = 1000:
@@ -265,6 +272,10 @@ class TreatmentModel:
         #: whether the last fit's bias bound is set anywhere by the comparison fit's shift
         #: (not by the halved-cap move); see :meth:`_bias_bound`
         self._bound_from_shift = True
+        #: the last fit's bias bound by source (columns ``shift``, ``cap``, ``guard``: each
+        #: move less its noise, median over splits, before the note threshold), for studies
+        #: of the bound (``benchmarks/validate.py`` records them)
+        self._bound_parts: pd.DataFrame | None = None
 
     @classmethod
     @with_options_signature
@@ -738,7 +749,10 @@ class TreatmentModel:
         B_cap = net(capped) if capped else np.zeros_like(B)
         # the move under a halved noise guard
         guarded = [(r.guard_shift, r.guard_shift_se) for r in reps if r.guard_shift is not None]
-        B_guard = net(guarded) if guarded else np.zeros_like(B)
+        B_guard = _GUARD_EXTRAPOLATION * net(guarded) if guarded else np.zeros_like(B)
+        self._bound_parts = pd.DataFrame(
+            {"shift": B, "cap": B_cap, "guard": B_guard}, index=pd.Index(names)
+        )
         from_cap = (B_cap > B) & (B_cap >= B_guard)
         from_guard = (B_guard > B) & ~from_cap
         B = np.maximum(np.maximum(B, B_cap), B_guard)
