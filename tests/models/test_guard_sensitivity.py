@@ -53,9 +53,11 @@ def _cells_release():
 def _fit_cells(design, data, mech):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = pi.PrivateATE.from_formula(
+        model = pi.PrivateATE.from_formula(
             design.formula, data, mechanism=mech, variance="influence"
-        ).fit(random_state=3)
+        )
+        res = model.fit(random_state=3)
+    res._test_model = model  # the bound's parts live on the model
     return res, caught
 
 
@@ -71,6 +73,10 @@ def test_cells_that_confound_move_and_the_bound_takes_the_move(monkeypatch):
     assert move > 1.0 * se and move > 2.0 * noise
     bound = float(res._record.bias_bound["ATE"])
     assert bound == pytest.approx(np.sqrt(move**2 - noise**2), rel=1e-9)
+    # the bound's parts by source: the guard's is this bound, and the bound their maximum
+    parts = res._test_model._bound_parts
+    assert parts.loc["ATE", "guard"] == pytest.approx(bound, rel=1e-12)
+    assert parts.loc["ATE", "shift"] < bound and parts.loc["ATE", "cap"] < bound
     bias_warning = pi.exceptions.RegularizationBiasWarning
     texts = [str(w.message) for w in caught if w.category is bias_warning]
     assert texts and "when the guard is halved" in texts[0]
@@ -82,3 +88,35 @@ def test_cells_that_confound_move_and_the_bound_takes_the_move(monkeypatch):
     # from the plain path's in the last bit)
     assert without.params["ATE"] == pytest.approx(res.params["ATE"], rel=1e-12, abs=0)
     assert float(without._record.bias_bound["ATE"]) < 0.5 * bound
+
+
+def test_guard_extrapolation_rule_reproduces_and_widens_only_where_the_guard_bites():
+    """``benchmarks/guard_extrapolation.py`` rebuilds the recorded intervals at K = 1 and,
+    at K = 2, widens only the rows whose guard part sets the bound."""
+    import pandas as pd
+    from guard_extrapolation import intervals
+
+    from privinfer._critical import bias_aware_critical_value
+
+    rows = pd.DataFrame(
+        {
+            "est": [1.0, 2.0, 3.0],
+            "se": [0.1, 0.1, 0.1],
+            "bound_shift": [0.0, 0.2, 0.0],
+            "bound_cap": [0.0, 0.0, np.nan],
+            "bound_guard": [0.02, 0.05, 0.15],
+        }
+    )
+    # K = 1: row 0 under the note share (plain 1.96), row 1 set by the shift, row 2 by
+    # the guard
+    c = bias_aware_critical_value(np.array([0.0, 2.0, 1.5]), 0.05)
+    one = intervals(rows, 1.0)
+    np.testing.assert_allclose(one.upper - rows.est, c * 0.1, rtol=1e-12)
+    assert c[0] == pytest.approx(1.959964, abs=1e-6)
+    two = intervals(rows, 2.0)
+    # row 0: 0.04 / 0.1 = 0.4 now clears the note share; row 1 stays the shift's; row 2
+    # doubles its bound
+    c2 = bias_aware_critical_value(np.array([0.4, 2.0, 3.0]), 0.05)
+    np.testing.assert_allclose(two.upper - rows.est, c2 * 0.1, rtol=1e-12)
+    assert two.upper[1] == one.upper[1]
+    assert two.upper[2] > one.upper[2]
