@@ -14,6 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -282,3 +283,29 @@ def test_validation_cell_within_bands(design, alpha, n, estimand, param, seed):
     assert abs(cell.bias) <= 0.15 * cell.mean_se + 3 * cell.bias_mcse, (cell.bias, cell.mean_se)
     ratio_band = 3 * cell.se_ratio_mcse
     assert 0.9 - ratio_band <= cell.se_ratio <= 1.15 + ratio_band, cell.se_ratio
+
+
+def test_compare_runs_pairs_the_same_releases_and_refuses_others():
+    """``benchmarks/compare_runs.py``: ratios of the second run over the first per cell,
+    and an error for runs of different releases."""
+    from compare_runs import compare
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for rep in range(40):
+        est = 1.0 + 0.1 * rng.normal()
+        rows.append(
+            dict(design="d", alpha=1.0, n=4000, estimand="ATE", param="ATE", rep=rep,
+                 truth=1.0, est=est, se=0.1, lower=est - 0.196, upper=est + 0.196,
+                 status="ok", warnings="", names_n=False, seconds=1.0, label="")
+        )  # fmt: skip
+    a = pd.DataFrame(rows)
+    b = a.copy()
+    b["est"] = 1.0 + 2.0 * (a.est - 1.0)  # twice the error, intervals half as long
+    b["lower"], b["upper"] = b.est - 0.098, b.est + 0.098
+    table = compare(a, b, ("x", "y")).iloc[0]
+    assert table["RMSE y/x"] == pytest.approx(2.0, rel=1e-12)
+    assert table["CI len y/x"] == pytest.approx(0.5, rel=1e-12)
+    assert table["cover x"] > table["cover y"]
+    with pytest.raises(ValueError, match="same cells"):
+        compare(a, b[b.rep < 39], ("x", "y"))
