@@ -205,7 +205,10 @@ _GUARD_SCALE = 0.5
 #: direction ``j``, the one-step estimate's bias there is of order
 #: :math:`(g/(\lambda_j + g))^2`, and the move is 3/4 of it where :math:`\lambda_j \gg g`,
 #: 0.56 of it at :math:`\lambda_j = g` and less still below (Richardson's view of a
-#: halving: the bias is the move over :math:`1 - b(g/2)/b(g)`).
+#: halving: the bias is the move over :math:`1 - b(g/2)/b(g)`). A research switch
+#: (``benchmarks/validate.py --guard-extrapolation``); measured with 4/3 and 2
+#: (``benchmarks/guard_extrapolation.py``, validation page): no cell changes its verdict,
+#: since the bias itself fails the band where the guard bites, so it stays 1.
 _GUARD_EXTRAPOLATION = 1.0
 #: A FewClustersWarning fires under this many clusters (in any cluster dimension). In the
 #: clustered held-out designs of ``benchmarks/validate.py`` the intervals held with 100 and
