@@ -67,7 +67,7 @@ def directions(G_folds: np.ndarray, n_rows: np.ndarray, share: float) -> str:
     train = np.arange(F) != 0
     n_tr = float(n_rows[train].sum())
     Gt = np.tensordot(n_rows[train] / n_tr, G_folds[train], 1)
-    S = Gt[1:, 1:] - np.outer(Gt[1:, 0], Gt[0, 1:]) / Gt[0, 0]
+    S = regularize._penalised_block(Gt)
     lam, U = np.linalg.eigh(0.5 * (S + S.T))
     sub = G_folds[:, 1:, 1:]
     D = sub - np.tensordot(w, sub, 1)

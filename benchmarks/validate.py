@@ -244,7 +244,7 @@ def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
                         upper=float(ci.loc[name, "upper"]),
                     )
                     # the bias bound by source, so that rules for it can be studied on
-                    # these fits without refitting (bound_intervals below)
+                    # these fits without refitting (benchmarks/guard_extrapolation.py)
                     parts = getattr(model, "_bound_parts", None)
                     if parts is not None and name in parts.index:
                         for source in parts.columns:
