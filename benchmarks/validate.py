@@ -142,6 +142,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
 
     guard_weights = regularize.GUARD_WEIGHTS  # --guard-weights
     regularize.GUARD_WEIGHTS = float(task.get("guard_weights") or 0.0)
+    guard_directions = regularize.GUARD_DIRECTIONS  # --guard-directions
+    regularize.GUARD_DIRECTIONS = bool(task.get("guard_directions", False))
     weight_fits = nuisances._GUARD_WEIGHT_FITS  # --guard-weight-fits
     if task.get("guard_weight_fits"):
         nuisances._GUARD_WEIGHT_FITS = tuple(task["guard_weight_fits"].split(","))
@@ -174,6 +176,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         onestep._GUARD_SENSITIVITY = guard_sens
         onestep._GUARD_EXTRAPOLATION = extrapolation
         regularize.GUARD_WEIGHTS = guard_weights
+        regularize.GUARD_DIRECTIONS = guard_directions
         nuisances._GUARD_WEIGHT_FITS = weight_fits
 
 
@@ -280,6 +283,7 @@ def make_tasks(
     no_guard_sensitivity: bool = False,
     guard_weights: float = 0.0,
     guard_weight_fits: str | None = None,
+    guard_directions: bool = False,
     guard_extrapolation: float | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
@@ -319,6 +323,7 @@ def make_tasks(
                             "no_guard_sensitivity": no_guard_sensitivity,
                             "guard_weights": guard_weights,
                             "guard_weight_fits": guard_weight_fits,
+                            "guard_directions": guard_directions,
                             "guard_extrapolation": guard_extrapolation,
                         }
                     )
@@ -629,6 +634,12 @@ def main(argv: list[str] | None = None) -> None:
         "GAMMA (privinfer.nuisance.regularize.GUARD_WEIGHTS; default 0: one guard per fit)",
     )
     parser.add_argument(
+        "--guard-directions",
+        action="store_true",
+        help="lift each eigen-direction of the guarded block by its own noise "
+        "(privinfer.nuisance.regularize.GUARD_DIRECTIONS; default: one guard per fit)",
+    )
+    parser.add_argument(
         "--guard-weight-fits",
         default=None,
         help="comma list of the fits --guard-weights applies to: outcome, riesz "
@@ -748,6 +759,7 @@ def main(argv: list[str] | None = None) -> None:
             no_guard_sensitivity=args.no_guard_sensitivity,
             guard_weights=args.guard_weights,
             guard_weight_fits=args.guard_weight_fits,
+            guard_directions=args.guard_directions,
             guard_extrapolation=args.guard_extrapolation,
         )
         t0 = time.perf_counter()

@@ -133,8 +133,9 @@ _PUBLIC_UNGUARDED = True
 #: spread as before (MC sd ratio 0.84-1.05); sparing the Riesz fits too gave 0.02-0.20 SE
 #: but spread ``proxy_public``'s estimates 1.09-1.37 times as much (less shrunk weights).
 _SPARE_FITS: tuple[str, ...] = ("outcome",)
-#: Which fits the research option ``privinfer.nuisance.regularize.GUARD_WEIGHTS`` (a
-#: noise guard weighted per function; default 0, off) applies to: ``"outcome"``,
+#: Which fits the research options ``privinfer.nuisance.regularize.GUARD_WEIGHTS`` (a
+#: noise guard weighted per function; default 0, off) and ``GUARD_DIRECTIONS`` (one
+#: guard per eigen-direction; default off) apply to: ``"outcome"``,
 #: ``"riesz"`` (the Riesz representers and the ATT's odds) or both (the default). The
 #: one-step estimator's regularisation bias is a product of the two fits' shrinkages, so
 #: sparing either fit's quiet directions should remove the guard's bias there. Measured
@@ -471,9 +472,9 @@ def fit_series(
             and own is not None
         ):
             cands = [own[c] for c in plausible_candidates(prev.choice, _REFIT_MARGIN)]
-        gamma = regularize.GUARD_WEIGHTS
+        gamma, directions = regularize.GUARD_WEIGHTS, regularize.GUARD_DIRECTIONS
         if group not in _GUARD_WEIGHT_FITS:
-            regularize.GUARD_WEIGHTS = 0.0
+            regularize.GUARD_WEIGHTS, regularize.GUARD_DIRECTIONS = 0.0, False
         try:
             return fit_crossfit(
                 G[k], rhs, n_rows, mask, candidates=cands, fixed_ridge=fixed,
@@ -484,7 +485,7 @@ def fit_series(
                 support_folds=support if group == "riesz" else None,
             )  # fmt: skip
         finally:
-            regularize.GUARD_WEIGHTS = gamma
+            regularize.GUARD_WEIGHTS, regularize.GUARD_DIRECTIONS = gamma, directions
 
     def before(group: str, i: int) -> CrossFitFits | None:
         if like is None:

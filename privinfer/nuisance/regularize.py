@@ -87,6 +87,15 @@ NOISE_GUARD = 1.0
 #: the error of a censored-earnings design by up to 3.8 (4.1 on the outcome fits alone,
 #: 5.8 with ten folds) and of a many-level factor by up to 2, so it is not the default.
 GUARD_WEIGHTS = 0.0
+#: Whether the noise guard lifts each eigen-direction of the guarded block by its own
+#: noise (a research option; default off: one guard for every direction). With it, the
+#: guard of a fit is the matrix :math:`V\mathrm{diag}(g)V'` on the guarded functions,
+#: :math:`g_j = \max(0, 2 s\,\bar s_j - \lambda_j)`, where :math:`(\lambda_j, v_j)` are
+#: the eigenpairs of the guarded block's innovations and :math:`\bar s_j` the size of
+#: the privatisation noise *applied to* :math:`v_j`, :math:`\lVert E v_j\rVert`
+#: (:func:`_direction_guards`): isotropic noise gives every direction the common guard,
+#: and a direction the noise leaves alone is not shrunk at all.
+GUARD_DIRECTIONS = False
 #: CV criteria within this relative distance of the minimum count as tied; the first tied
 #: pair in (candidate, grid) order wins. Pairs whose ridges all sit below the noise guard
 #: are the same fit, and their losses differ only in the last bits, which depend on the
@@ -239,6 +248,49 @@ def _guard_weights(sub: FloatArray, n_rows: FloatArray) -> FloatArray | None:
     return d**GUARD_WEIGHTS
 
 
+def _shaped_guard() -> bool:
+    """Whether a research option shapes the guard (``GUARD_WEIGHTS`` or
+    ``GUARD_DIRECTIONS``): then every function but the constant is guarded on its own."""
+    return GUARD_WEIGHTS > 0 or GUARD_DIRECTIONS
+
+
+def _guard_key() -> tuple[float, bool]:
+    """The research options that shape the guard, for the caches' keys."""
+    return float(GUARD_WEIGHTS), bool(GUARD_DIRECTIONS)
+
+
+def _direction_guards(
+    inno_train: FloatArray, inno_folds: FloatArray, n_rows: FloatArray, n_tr: FloatArray,
+    level: float,
+) -> FloatArray:
+    r"""``GUARD_DIRECTIONS``' lift matrices :math:`V\mathrm{diag}(g)V'`, one per training
+    set.
+
+    ``inno_train`` (T, j, j) are the training sets' innovation blocks of the guarded
+    functions (:func:`_innovations`), ``inno_folds`` (F, j, j) the folds' own, and
+    ``n_tr`` (T,) the training sets' rows. With :math:`D_f` a fold's deviation from the
+    row-weighted mean, the noise of a training average applied to a unit vector
+    :math:`v` has squared norm about
+    :math:`\bar s(v)^2 = \frac{F}{F-1}\frac{\bar n}{n_{tr}}\sum_f w_f\lVert D_f v\rVert^2`
+    (for isotropic noise of entry variance :math:`\sigma^2`, :math:`\sigma^2 j`: then
+    :math:`2\bar s = 2\sigma\sqrt j`, :func:`noise_guard`'s semicircle edge). Each
+    eigen-direction :math:`v_k` of a training block is lifted to
+    :math:`\max(\lambda_k, 2\,\mathrm{level}\,\bar s(v_k))`; a symmetric perturbation
+    :math:`E` moves an eigenvalue by at most :math:`\lVert Ev\rVert` along a unit
+    eigenvector (the residual bound), so a direction above it is resolved by the data.
+    """
+    F = n_rows.size
+    w = n_rows / n_rows.sum()
+    D = inno_folds - np.tensordot(w, inno_folds, 1)
+    lam, V = np.linalg.eigh(inno_train)  # (T, j), (T, j, j)
+    DV = D[None] @ V[:, None]  # (T, F, j, j): column k is D_f v_k
+    norm2 = np.tensordot(w, (DV**2).sum(axis=2), axes=([0], [1]))  # (T, j)
+    factor = F / max(F - 1, 1) * float(np.mean(n_rows)) / np.asarray(n_tr, dtype=float)
+    s = np.sqrt(factor[:, None] * norm2)
+    g = np.maximum(0.0, 2.0 * level * s - lam)
+    return (V * g[:, None, :]) @ V.transpose(0, 2, 1)
+
+
 def _whiten(M: FloatArray, d: FloatArray) -> FloatArray:
     r""":math:`\Lambda^{-1/2} M \Lambda^{-1/2}` with :math:`\Lambda = \mathrm{diag}(d)`
     (``M`` of shape (..., j, j)).
@@ -305,6 +357,12 @@ def noise_guard(
         sel = idx[np.r_[0, gpos]]
         S = _innovation_block(_check_sym(G_train[np.ix_(idx, idx)], "noise_guard"), guarded)
         sub, rows = G_folds[:, sel][:, :, sel], np.asarray(n_rows, dtype=float)
+        if GUARD_DIRECTIONS:
+            n_tr = float(np.sum(np.where(mask, rows, 0.0)))
+            full = G_folds[:, idx][:, :, idx]
+            inno_f = _innovations(0.5 * (full + full.transpose(0, 2, 1)), guarded)
+            return _direction_guards(S[None], inno_f, rows, np.array([n_tr]),
+                                     NOISE_GUARD * share)[0]  # fmt: skip
         d = _guard_weights(sub, rows)
         if d is not None:
             n_tr = float(np.sum(np.where(mask, rows, 0.0)))
@@ -362,7 +420,10 @@ def guard_lift(
         return G
     out = np.array(G, dtype=float, copy=True)
     pos = np.flatnonzero(guarded)
-    out[pos, pos] += guard
+    if np.ndim(guard) == 2:  # GUARD_DIRECTIONS: a matrix on the guarded block
+        out[np.ix_(pos, pos)] += guard
+    else:
+        out[pos, pos] += guard
     return out
 
 
@@ -581,7 +642,8 @@ class _FoldSpectra:
     guard: FloatArray
     G_held: FloatArray
     #: with ``guarded``: each fold's guard on the penalised coefficients (F, j - 1), added
-    #: to the Gram matrix (:func:`guard_lift`) instead of flooring the ridge
+    #: to the Gram matrix (:func:`guard_lift`) instead of flooring the ridge; with
+    #: ``GUARD_DIRECTIONS`` a matrix per fold (F, j - 1, j - 1)
     lift: FloatArray | None = None
 
 
@@ -592,15 +654,17 @@ class SpectraCache:
     The outcome and Riesz fits of one arm solve systems in the same Gram matrices with
     different right-hand sides: :func:`cv_spectral` keeps each sub-basis's training-fold
     spectra in ``spectra`` (key: sub-basis, smallest ridge, noise share, guarded
-    functions, ``GUARD_WEIGHTS``) and :func:`fit_crossfit` each fold's noise guard in
+    functions, the guard's research options) and :func:`fit_crossfit` each fold's noise guard in
     ``guards`` (key: sub-basis, training mask, noise share, smallest ridge, guarded
-    functions, ``GUARD_WEIGHTS``). Valid for one ``G_folds`` and ``n_rows`` only.
+    functions, the guard's research options). Valid for one ``G_folds`` and ``n_rows`` only.
     """
 
-    spectra: dict[tuple[bytes, float, float, bytes, float], _FoldSpectra | None] = field(
+    spectra: dict[tuple[bytes, float, float, bytes, tuple[float, bool]], _FoldSpectra | None] = field(
         default_factory=dict
     )
-    guards: dict[tuple[bytes, bytes, float, float, bytes, float], float | FloatArray] = field(
+    guards: dict[
+        tuple[bytes, bytes, float, float, bytes, tuple[float, bool]], float | FloatArray
+    ] = field(
         default_factory=dict
     )
 
@@ -632,18 +696,29 @@ def _fold_spectra(
         sub_g = G_folds[:, idx[np.r_[0, gpos]]][:, :, idx[np.r_[0, gpos]]]
         d = _guard_weights(sub_g, n_rows)
         weight = np.asarray(guarded, dtype=float)
-        if d is not None:  # GUARD_WEIGHTS: whitened, then each function lifted by its own
+        if GUARD_DIRECTIONS:  # a matrix per training fold on the guarded block
+            full = G_folds[:, idx][:, :, idx]
+            inno_f = _innovations(0.5 * (full + full.transpose(0, 2, 1)), guarded)
+            L = _direction_guards(inno, inno_f, n_rows, n_rows.sum() - n_rows,
+                                  NOISE_GUARD * noise_share)  # fmt: skip
+            lift = np.zeros((F, j - 1, j - 1))
+            pg = gpos - 1
+            lift[:, pg[:, None], pg[None, :]] = L
+        elif d is not None:  # GUARD_WEIGHTS: whitened, then each function lifted by its own
             inno, sub_g = _whiten(inno, d[1:]), _whiten(sub_g, d)
             weight[gpos] = d[1:]
-        lam_g = np.linalg.eigvalsh(inno)[:, 0]
-        nu = _noise_norm(sub_g, n_rows, n_rows.sum() - n_rows)
-        g = np.maximum(0.0, NOISE_GUARD * noise_share * nu - lam_g)
-        lift = g[:, None] * weight[None, 1:]
+        if lift is None:
+            lam_g = np.linalg.eigvalsh(inno)[:, 0]
+            nu = _noise_norm(sub_g, n_rows, n_rows.sum() - n_rows)
+            g = np.maximum(0.0, NOISE_GUARD * noise_share * nu - lam_g)
+            lift = g[:, None] * weight[None, 1:]
     g00, g10 = Gs[:, 0, 0], Gs[:, 1:, 0]
     S = Gs[:, 1:, 1:] - g10[:, :, None] * g10[:, None, :] / g00[:, None, None]
     S = 0.5 * (S + S.transpose(0, 2, 1))
     scale = np.maximum(np.trace(S, axis1=1, axis2=2) / (j - 1), np.finfo(float).tiny)
-    if lift is not None:  # the constant's Schur complement of the lifted matrix
+    if lift is not None and lift.ndim == 3:  # GUARD_DIRECTIONS
+        S = S + lift
+    elif lift is not None:  # the constant's Schur complement of the lifted matrix
         diag = np.arange(j - 1)
         S[:, diag, diag] += lift
     lam, U = np.linalg.eigh(S)
@@ -689,7 +764,9 @@ def _cv_losses_batched(
     losses = (const[:, None] + quad - 2 * (coefs @ rf[:, :, None])[:, :, 0]).T
     # G theta = r - lambda (0, b): the ridge energy is lambda |b|^2 and the fit energy the rest
     penalty_energy = (ridges * (b * b).sum(axis=2)).T
-    if sp.lift is not None:  # the guard's energy on the guarded coefficients
+    if sp.lift is not None and sp.lift.ndim == 3:  # GUARD_DIRECTIONS: b' L b
+        penalty_energy = penalty_energy + ((b @ sp.lift) * b).sum(axis=2).T
+    elif sp.lift is not None:  # the guard's energy on the guarded coefficients
         penalty_energy = penalty_energy + ((b * b) @ sp.lift[:, :, None])[:, :, 0].T
     fit_energy = (coefs @ rt[:, :, None])[:, :, 0].T - penalty_energy
     kappa = _penalty_share(fit_energy, penalty_energy, n_rows)
@@ -933,10 +1010,10 @@ def cv_spectral(
     per: list[tuple[FloatArray, IntArray, FloatArray, FloatArray, FloatArray]] = []
     for c, idx in enumerate(cands):
         gm = guarded_of(idx, noiseless if spare is None or spare[c] else None)
-        if gm is None and GUARD_WEIGHTS > 0 and noise_share > 0:
+        if gm is None and _shaped_guard() and noise_share > 0:
             gm = _all_but_constant(idx)
         key = (idx.tobytes(), float(min_ridge), float(noise_share), _mask_key(gm),
-               float(GUARD_WEIGHTS))  # fmt: skip
+               _guard_key())  # fmt: skip
         if spectra_cache is not None and key in spectra_cache.spectra:
             sp = spectra_cache.spectra[key]
         else:
@@ -1299,13 +1376,13 @@ def fit_crossfit(
         without ``noiseless``) and those functions (:func:`guarded_of`).
         """
         gm = guarded_of(idx, nl)
-        if gm is None and GUARD_WEIGHTS > 0 and noise_share > 0 and choice is not None:
+        if gm is None and _shaped_guard() and noise_share > 0 and choice is not None:
             gm = _all_but_constant(idx)
         if noise_share <= 0:
             return min_ridge, 0.0, gm
         key = (
             np.asarray(idx, np.int64).tobytes(), mask.tobytes(), noise_share, min_ridge,
-            _mask_key(gm), float(GUARD_WEIGHTS),
+            _mask_key(gm), _guard_key(),
         )  # fmt: skip
         if spectra_cache is not None and key in spectra_cache.guards:
             g = spectra_cache.guards[key]
