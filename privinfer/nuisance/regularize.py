@@ -250,7 +250,8 @@ def _guard_weights(sub: FloatArray, n_rows: FloatArray) -> FloatArray | None:
 
 def _shaped_guard() -> bool:
     """Whether a research option shapes the guard (``GUARD_WEIGHTS`` or
-    ``GUARD_DIRECTIONS``): then every function but the constant is guarded on its own."""
+    ``GUARD_DIRECTIONS``): then every function but the constant is guarded on its own.
+    """
     return GUARD_WEIGHTS > 0 or GUARD_DIRECTIONS
 
 
@@ -260,7 +261,10 @@ def _guard_key() -> tuple[float, bool]:
 
 
 def _direction_guards(
-    inno_train: FloatArray, inno_folds: FloatArray, n_rows: FloatArray, n_tr: FloatArray,
+    inno_train: FloatArray,
+    inno_folds: FloatArray,
+    n_rows: FloatArray,
+    n_tr: FloatArray,
     level: float,
 ) -> FloatArray:
     r"""``GUARD_DIRECTIONS``' lift matrices :math:`V\mathrm{diag}(g)V'`, one per training
@@ -659,8 +663,8 @@ class SpectraCache:
     functions, the guard's research options). Valid for one ``G_folds`` and ``n_rows`` only.
     """
 
-    spectra: dict[tuple[bytes, float, float, bytes, tuple[float, bool]], _FoldSpectra | None] = field(
-        default_factory=dict
+    spectra: dict[tuple[bytes, float, float, bytes, tuple[float, bool]], _FoldSpectra | None] = (
+        field(default_factory=dict)
     )
     guards: dict[
         tuple[bytes, bytes, float, float, bytes, tuple[float, bool]], float | FloatArray
