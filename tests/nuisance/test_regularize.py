@@ -600,3 +600,103 @@ def test_spectra_cache_keys_on_the_guard_weights(monkeypatch):
     np.testing.assert_array_equal(after.coefs, fresh.coefs)
     pd.testing.assert_frame_equal(after.choice.table, fresh.choice.table)
     assert not np.allclose(weighted.coefs, fresh.coefs)
+
+
+def test_direction_guard_lifts_each_eigen_direction_to_its_own_noise(monkeypatch):
+    # ``GUARD_DIRECTIONS``: the lifted innovations have every eigenvalue at least twice
+    # its own noise (the smaller of the residual and Kato-Temple bounds), with equality
+    # where the guard binds; the quiet function's direction is lifted far less than by
+    # the common guard
+    import privinfer.nuisance.regularize as rg
+
+    idx = np.arange(4)
+    guarded = np.array([False, True, True, True])
+    for seed in range(5):
+        G, nr = _heteroscedastic_folds(seed)
+        mask = np.arange(5) != 0
+        Gt = np.tensordot(mask / mask.sum(), G, 1)
+        common = noise_guard(G, nr, idx, mask, Gt, 1.0, guarded)
+        monkeypatch.setattr(rg, "GUARD_DIRECTIONS", True)
+        L = noise_guard(G, nr, idx, mask, Gt, 1.0, guarded)
+        monkeypatch.setattr(rg, "GUARD_DIRECTIONS", False)
+        assert np.ndim(common) == 0 and common > 0 and L.shape == (3, 3)
+        assert np.allclose(L, L.T) and np.linalg.eigvalsh(L)[0] > -1e-12
+        S = rg._innovation_block(Gt, guarded)
+        lam, V = np.linalg.eigh(S)
+        # the noise applied to each direction, from the folds' innovation deviations
+        inno = rg._innovations(G, guarded)
+        w = nr / nr.sum()
+        D = inno - np.tensordot(w, inno, 1)
+        factor = 5 / 4 * nr.mean() / nr[mask].sum()
+        M = V.T @ D @ V  # (F, j, j): entry (i, k) is v_i' D_f v_k
+        a2 = factor * np.einsum("f,fk->k", w, np.diagonal(M, axis1=1, axis2=2) ** 2)
+        b2 = factor * np.einsum("f,fik->k", w, M**2) - a2
+        gap = np.array([np.delete(np.abs(lam - x), k).min() for k, x in enumerate(lam)])
+        s = np.minimum(np.sqrt(a2 + b2), np.sqrt(a2) + b2 / gap)
+        lifted = np.diag(V.T @ (S + L) @ V)
+        np.testing.assert_allclose(lifted, np.maximum(lam, 2 * s), rtol=1e-9, atol=1e-12)
+        assert np.any(lifted > lam + 1e-6)  # the guard binds somewhere
+        quiet = np.argmax(np.abs(V[2]))  # the direction of the last (quiet) function
+        assert V[:, quiet] @ L @ V[:, quiet] < 0.2 * common
+
+
+def test_direction_guard_is_the_common_guard_for_isotropic_noise(monkeypatch):
+    # Wigner-like fold noise: the noise applied to any direction is the semicircle edge's
+    # half (up to the folds' sampling error), so the weakest direction is lifted as far as
+    # by the common guard
+    import privinfer.nuisance.regularize as rg
+
+    rng = np.random.default_rng(5)
+    J, F = 40, 5
+    base = np.diag(np.r_[1.0, np.linspace(0.01, 1.0, J - 1)])
+    Z = rng.normal(0.0, 0.05, (F, J, J))
+    G = base + 0.5 * (Z + Z.transpose(0, 2, 1))
+    nr = np.full(F, 100.0)
+    idx, mask = np.arange(J), np.arange(F) != 2
+    guarded = rg._all_but_constant(idx)
+    Gt = np.tensordot(mask / mask.sum(), G, 1)
+    common = noise_guard(G, nr, idx, mask, Gt, 1.0, guarded)
+    monkeypatch.setattr(rg, "GUARD_DIRECTIONS", True)
+    L = noise_guard(G, nr, idx, mask, Gt, 1.0, guarded)
+    S = rg._innovation_block(Gt, guarded)
+    lam, V = np.linalg.eigh(S)
+    assert common > 0
+    assert V[:, 0] @ L @ V[:, 0] == pytest.approx(common, rel=0.2)
+    # above the noise nothing is lifted, where the common guard lifts every direction
+    top = lam > 2 * (common + lam[0])
+    assert top.sum() > 5 and np.abs(V[:, top].T @ L @ V[:, top]).max() < 1e-12
+
+
+def test_direction_guard_batched_equals_fold_by_fold(monkeypatch):
+    import privinfer.nuisance.regularize as rg
+
+    monkeypatch.setattr(rg, "GUARD_DIRECTIONS", True)
+    G, nr = _heteroscedastic_folds(7)
+    c = np.stack([g @ np.array([1.0, 0.5, -0.5, 2.0]) for g in G])
+    idx = np.arange(4)
+    _assert_batched_equals_loop(
+        G, c, nr, idx, np.array([0.0, 0.01, 0.1]), 1.0, rg._all_but_constant(idx)
+    )
+    # with public functions spared (a guarded mask that leaves one out)
+    _assert_batched_equals_loop(
+        G, c, nr, idx, np.array([0.0, 0.01]), 1.0, np.array([False, True, False, True])
+    )
+
+
+def test_spectra_cache_keys_on_the_guard_directions(monkeypatch):
+    import privinfer.nuisance.regularize as rg
+
+    G, nr = _heteroscedastic_folds(11)
+    F = nr.size
+    c = np.stack([g @ np.array([1.0, 0.5, -0.5, 2.0]) for g in G])
+    masks = ~np.eye(F, dtype=bool)
+    cands = [np.arange(3), np.arange(4)]
+    shared = SpectraCache()
+    monkeypatch.setattr(rg, "GUARD_DIRECTIONS", True)
+    directed = fit_crossfit(G, c, nr, masks, candidates=cands, spectra_cache=shared)
+    monkeypatch.setattr(rg, "GUARD_DIRECTIONS", False)
+    after = fit_crossfit(G, c, nr, masks, candidates=cands, spectra_cache=shared)
+    fresh = fit_crossfit(G, c, nr, masks, candidates=cands)
+    np.testing.assert_array_equal(after.coefs, fresh.coefs)
+    pd.testing.assert_frame_equal(after.choice.table, fresh.choice.table)
+    assert not np.allclose(directed.coefs, fresh.coefs)
