@@ -288,7 +288,7 @@ def test_validation_cell_within_bands(design, alpha, n, estimand, param, seed):
 def test_compare_runs_pairs_the_same_releases_and_refuses_others():
     """``benchmarks/compare_runs.py``: ratios of the second run over the first per cell,
     and an error for runs of different releases."""
-    from compare_runs import compare
+    from compare_runs import compare, compare_many
 
     rng = np.random.default_rng(0)
     rows = []
@@ -309,3 +309,10 @@ def test_compare_runs_pairs_the_same_releases_and_refuses_others():
     assert table["cover x"] > table["cover y"]
     with pytest.raises(ValueError, match="same cells"):
         compare(a, b[b.rep < 39], ("x", "y"))
+    # several runs: each against the first, side by side
+    c = a.copy()
+    c["est"] = 1.0 + 3.0 * (a.est - 1.0)
+    many = compare_many([a, b, c], ["x", "y", "z"]).iloc[0]
+    assert many["RMSE y/x"] == pytest.approx(2.0, rel=1e-12)
+    assert many["RMSE z/x"] == pytest.approx(3.0, rel=1e-12)
+    assert many["bias/SE z"] == pytest.approx(3.0 * many["bias/SE x"], rel=1e-9)
