@@ -144,6 +144,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     regularize.GUARD_WEIGHTS = float(task.get("guard_weights") or 0.0)
     guard_directions = regularize.GUARD_DIRECTIONS  # --guard-directions
     regularize.GUARD_DIRECTIONS = bool(task.get("guard_directions", False))
+    directions_cv = regularize.GUARD_DIRECTIONS_CV  # --guard-directions fits
+    regularize.GUARD_DIRECTIONS_CV = task.get("guard_directions") != "fits"
     weight_fits = nuisances._GUARD_WEIGHT_FITS  # --guard-weight-fits
     if task.get("guard_weight_fits"):
         nuisances._GUARD_WEIGHT_FITS = tuple(task["guard_weight_fits"].split(","))
@@ -177,6 +179,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         onestep._GUARD_EXTRAPOLATION = extrapolation
         regularize.GUARD_WEIGHTS = guard_weights
         regularize.GUARD_DIRECTIONS = guard_directions
+        regularize.GUARD_DIRECTIONS_CV = directions_cv
         nuisances._GUARD_WEIGHT_FITS = weight_fits
 
 
@@ -283,7 +286,7 @@ def make_tasks(
     no_guard_sensitivity: bool = False,
     guard_weights: float = 0.0,
     guard_weight_fits: str | None = None,
-    guard_directions: bool = False,
+    guard_directions: bool | str = False,
     guard_extrapolation: float | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
@@ -635,9 +638,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--guard-directions",
-        action="store_true",
+        nargs="?",
+        const="all",
+        default=None,
+        choices=["all", "fits"],
         help="lift each eigen-direction of the guarded block by its own noise "
-        "(privinfer.nuisance.regularize.GUARD_DIRECTIONS; default: one guard per fit)",
+        "(privinfer.nuisance.regularize.GUARD_DIRECTIONS; default: one guard per fit); "
+        "'fits': the CV still chooses under the common guard (GUARD_DIRECTIONS_CV off)",
     )
     parser.add_argument(
         "--guard-weight-fits",
@@ -759,7 +766,7 @@ def main(argv: list[str] | None = None) -> None:
             no_guard_sensitivity=args.no_guard_sensitivity,
             guard_weights=args.guard_weights,
             guard_weight_fits=args.guard_weight_fits,
-            guard_directions=args.guard_directions,
+            guard_directions={None: False, "all": True}.get(args.guard_directions, "fits"),
             guard_extrapolation=args.guard_extrapolation,
         )
         t0 = time.perf_counter()

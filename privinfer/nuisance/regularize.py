@@ -30,7 +30,8 @@ Armstrong and Kolesár (2020).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -91,11 +92,15 @@ GUARD_WEIGHTS = 0.0
 #: noise (a research option; default off: one guard for every direction). With it, the
 #: guard of a fit is the matrix :math:`V\mathrm{diag}(g)V'` on the guarded functions,
 #: :math:`g_j = \max(0, 2 s\,\bar s_j - \lambda_j)`, where :math:`(\lambda_j, v_j)` are
-#: the eigenpairs of the guarded block's innovations and :math:`\bar s_j` the noise of
-#: :math:`\lambda_j` (the smaller of the residual and Kato-Temple bounds,
-#: :func:`_direction_guards`): isotropic noise in a crowded spectrum gives every direction
-#: the common guard, and a direction the noise leaves alone is not shrunk at all.
+#: the eigenpairs of the guarded block's innovations and :math:`\bar s_j` the size of
+#: the privatisation noise applied to :math:`v_j`, :math:`\lVert Ev_j\rVert`
+#: (:func:`_direction_guards`): isotropic noise gives every direction the common guard,
+#: and a direction the noise leaves alone is not shrunk at all.
 GUARD_DIRECTIONS = False
+#: With ``GUARD_DIRECTIONS``: whether the private CV that chooses the sieve and the ridge
+#: sees the per-direction guard too (``True``), or chooses them under the common guard
+#: and only the fits take the per-direction guard (``False``).
+GUARD_DIRECTIONS_CV = True
 #: CV criteria within this relative distance of the minimum count as tied; the first tied
 #: pair in (candidate, grid) order wins. Pairs whose ridges all sit below the noise guard
 #: are the same fit, and their losses differ only in the last bits, which depend on the
@@ -273,41 +278,38 @@ def _direction_guards(
     ``inno_train`` (T, j, j) are the training sets' innovation blocks of the guarded
     functions (:func:`_innovations`), ``inno_folds`` (F, j, j) the folds' own, and
     ``n_tr`` (T,) the training sets' rows. With :math:`D_f` a fold's deviation from the
-    row-weighted mean, the noise :math:`E` of a training average has
-    :math:`E[(u'Ev)^2] \approx c\sum_f w_f(u'D_fv)^2`,
-    :math:`c = \frac{F}{F-1}\frac{\bar n}{n_{tr}}`. For an eigenpair
-    :math:`(\lambda_k, v_k)` of a training block let :math:`a_k^2` be that mean square of
-    :math:`v_k'Ev_k` (the eigenvalue's first-order noise), :math:`b_k^2` that of the rest of
-    :math:`Ev_k` (the noise that mixes :math:`v_k` with the other directions) and
-    :math:`\delta_k` the distance to the nearest other eigenvalue. The eigenvalue's noise
-    is taken as
-
-    .. math:: s_k = \min\bigl(\sqrt{a_k^2 + b_k^2},\; a_k + b_k^2/\delta_k\bigr),
-
-    the residual bound (an eigenvalue moves at most :math:`\lVert Ev\rVert`) and the
-    Kato-Temple bound (first order plus the residual's square over the gap), whichever is
-    smaller. Each direction is lifted to :math:`\max(\lambda_k, 2\,\mathrm{level}\,s_k)`.
-    For isotropic noise of entry variance :math:`\sigma^2` in a crowded spectrum the first
-    bound holds, :math:`2s_k = 2\sigma\sqrt j`: :func:`noise_guard`'s semicircle edge.
+    row-weighted mean, the noise :math:`E` of a training average applied to a unit vector
+    :math:`v` has squared norm about
+    :math:`\bar s(v)^2 = \frac{F}{F-1}\frac{\bar n}{n_{tr}}\sum_f w_f\lVert D_fv\rVert^2`.
+    Each eigen-direction :math:`v_k` of a training block is lifted to
+    :math:`\max(\lambda_k, 2\,\mathrm{level}\,\bar s(v_k))`: a symmetric perturbation
+    moves an eigenvalue by at most :math:`\lVert Ev\rVert` along a unit eigenvector (the
+    residual bound), so a direction above it is resolved by the data. For isotropic noise
+    of entry variance :math:`\sigma^2`, :math:`\bar s^2 = \sigma^2 j` and
+    :math:`2\bar s = 2\sigma\sqrt j`: :func:`noise_guard`'s semicircle edge.
     """
-    F, j = n_rows.size, inno_train.shape[1]
+    F = n_rows.size
     w = n_rows / n_rows.sum()
     D = inno_folds - np.tensordot(w, inno_folds, 1)
     lam, V = np.linalg.eigh(inno_train)  # (T, j), (T, j, j)
     DV = D[None] @ V[:, None]  # (T, F, j, j): column k is D_f v_k
-    total = np.tensordot(w, (DV**2).sum(axis=2), axes=([0], [1]))  # (T, j)
-    first = np.tensordot(w, np.einsum("tfik,tik->tfk", DV, V) ** 2, axes=([0], [1]))
+    norm2 = np.tensordot(w, (DV**2).sum(axis=2), axes=([0], [1]))  # (T, j)
     factor = F / max(F - 1, 1) * float(np.mean(n_rows)) / np.asarray(n_tr, dtype=float)
-    a2, b2 = factor[:, None] * first, factor[:, None] * np.maximum(total - first, 0.0)
-    if j > 1:
-        gaps = np.abs(lam[:, :, None] - lam[:, None, :])
-        gaps[:, np.arange(j), np.arange(j)] = np.inf
-        delta = np.maximum(gaps.min(axis=2), np.finfo(float).tiny)
-        s = np.minimum(np.sqrt(a2 + b2), np.sqrt(a2) + b2 / delta)
-    else:
-        s = np.sqrt(a2)
+    s = np.sqrt(factor[:, None] * norm2)
     g = np.maximum(0.0, 2.0 * level * s - lam)
     return (V * g[:, None, :]) @ V.transpose(0, 2, 1)
+
+
+@contextmanager
+def _common_guard() -> Iterator[None]:
+    """``GUARD_DIRECTIONS`` off for the block (the CV of ``GUARD_DIRECTIONS_CV = False``)."""
+    global GUARD_DIRECTIONS
+    before = GUARD_DIRECTIONS
+    GUARD_DIRECTIONS = False
+    try:
+        yield
+    finally:
+        GUARD_DIRECTIONS = before
 
 
 def _whiten(M: FloatArray, d: FloatArray) -> FloatArray:
@@ -1356,12 +1358,15 @@ def fit_crossfit(
     F, J = rhs_folds.shape
     choice = None
     if fixed_ridge is None:
-        choice = cv_spectral(
-            G_folds, rhs_folds, n_rows, candidates=candidates, ridges=ridges,
-            const_folds=const_folds, min_ridge=min_ridge, se_penalty=se_penalty,
-            noise_share=noise_share, spectra_cache=spectra_cache, margins=margins,
-            noiseless=noiseless, spare=spare, support_folds=support_folds,
-        )  # fmt: skip
+        directions = GUARD_DIRECTIONS
+        choose = _common_guard if directions and not GUARD_DIRECTIONS_CV else nullcontext
+        with choose():
+            choice = cv_spectral(
+                G_folds, rhs_folds, n_rows, candidates=candidates, ridges=ridges,
+                const_folds=const_folds, min_ridge=min_ridge, se_penalty=se_penalty,
+                noise_share=noise_share, spectra_cache=spectra_cache, margins=margins,
+                noiseless=noiseless, spare=spare, support_folds=support_folds,
+            )  # fmt: skip
         subset, rel = choice.subset, choice.relative_ridge
     else:
         subset, rel = np.arange(J), float(fixed_ridge)
