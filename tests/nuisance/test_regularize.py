@@ -541,7 +541,10 @@ def _heteroscedastic_folds(seed, F=5, J=4):
     return base + E, np.full(F, 200.0)
 
 
-def test_weighted_guard_lifts_each_function_by_its_own_noise(monkeypatch):
+def _guards_beside_the_common_one(monkeypatch, option, value):
+    """For five seeds of :func:`_heteroscedastic_folds` (first fold held out): the folds,
+    rows, training mask and matrix, the common guard and the guard with research option
+    ``option`` set to ``value``."""
     import privinfer.nuisance.regularize as rg
 
     idx = np.arange(4)
@@ -551,8 +554,20 @@ def test_weighted_guard_lifts_each_function_by_its_own_noise(monkeypatch):
         mask = np.arange(5) != 0
         Gt = np.tensordot(mask / mask.sum(), G, 1)
         common = noise_guard(G, nr, idx, mask, Gt, 1.0, guarded)
+        with monkeypatch.context() as m:
+            m.setattr(rg, option, value)
+            shaped = noise_guard(G, nr, idx, mask, Gt, 1.0, guarded)
+        yield G, nr, mask, Gt, common, shaped
+
+
+def test_weighted_guard_lifts_each_function_by_its_own_noise(monkeypatch):
+    import privinfer.nuisance.regularize as rg
+
+    guarded = np.array([False, True, True, True])
+    for G, nr, mask, Gt, common, lift in _guards_beside_the_common_one(
+        monkeypatch, "GUARD_WEIGHTS", 1.0
+    ):
         monkeypatch.setattr(rg, "GUARD_WEIGHTS", 1.0)
-        lift = noise_guard(G, nr, idx, mask, Gt, 1.0, guarded)
         d = rg._guard_weights(G, nr)
         monkeypatch.setattr(rg, "GUARD_WEIGHTS", 0.0)
         assert np.ndim(common) == 0 and common > 0 and lift.shape == (3,)
@@ -582,9 +597,12 @@ def test_weighted_guard_batched_equals_fold_by_fold(monkeypatch):
     assert not np.allclose(cv_spectral(G, c, nr, noise_share=1.0).table.loss, common.loss)
 
 
-def test_spectra_cache_keys_on_the_guard_weights(monkeypatch):
-    # the outcome and Riesz fits of one arm share a SpectraCache; with the weights on for
-    # one group only (``_GUARD_WEIGHT_FITS``) the other must not reuse its spectra
+@pytest.mark.parametrize("option, on, off", [("GUARD_WEIGHTS", 1.0, 0.0),
+                                              ("GUARD_DIRECTIONS", True, False)])  # fmt: skip
+def test_spectra_cache_keys_on_the_guards_shape(monkeypatch, option, on, off):
+    # the outcome and Riesz fits of one arm share a SpectraCache; with a research option
+    # of the guard on for one group only (``_GUARD_WEIGHT_FITS``) the other must not
+    # reuse its spectra
     import privinfer.nuisance.regularize as rg
 
     G, nr = _heteroscedastic_folds(11)
@@ -593,14 +611,14 @@ def test_spectra_cache_keys_on_the_guard_weights(monkeypatch):
     masks = ~np.eye(F, dtype=bool)
     cands = [np.arange(3), np.arange(4)]
     shared = SpectraCache()
-    monkeypatch.setattr(rg, "GUARD_WEIGHTS", 1.0)
-    weighted = fit_crossfit(G, c, nr, masks, candidates=cands, spectra_cache=shared)
-    monkeypatch.setattr(rg, "GUARD_WEIGHTS", 0.0)
+    monkeypatch.setattr(rg, option, on)
+    shaped = fit_crossfit(G, c, nr, masks, candidates=cands, spectra_cache=shared)
+    monkeypatch.setattr(rg, option, off)
     after = fit_crossfit(G, c, nr, masks, candidates=cands, spectra_cache=shared)
     fresh = fit_crossfit(G, c, nr, masks, candidates=cands)
     np.testing.assert_array_equal(after.coefs, fresh.coefs)
     pd.testing.assert_frame_equal(after.choice.table, fresh.choice.table)
-    assert not np.allclose(weighted.coefs, fresh.coefs)
+    assert not np.allclose(shaped.coefs, fresh.coefs)
 
 
 def test_direction_guard_lifts_each_eigen_direction_to_its_own_noise(monkeypatch):
@@ -609,16 +627,10 @@ def test_direction_guard_lifts_each_eigen_direction_to_its_own_noise(monkeypatch
     # function's direction is lifted far less than by the common guard
     import privinfer.nuisance.regularize as rg
 
-    idx = np.arange(4)
     guarded = np.array([False, True, True, True])
-    for seed in range(5):
-        G, nr = _heteroscedastic_folds(seed)
-        mask = np.arange(5) != 0
-        Gt = np.tensordot(mask / mask.sum(), G, 1)
-        common = noise_guard(G, nr, idx, mask, Gt, 1.0, guarded)
-        monkeypatch.setattr(rg, "GUARD_DIRECTIONS", True)
-        L = noise_guard(G, nr, idx, mask, Gt, 1.0, guarded)
-        monkeypatch.setattr(rg, "GUARD_DIRECTIONS", False)
+    for G, nr, mask, Gt, common, L in _guards_beside_the_common_one(
+        monkeypatch, "GUARD_DIRECTIONS", True
+    ):
         assert np.ndim(common) == 0 and common > 0 and L.shape == (3, 3)
         assert np.allclose(L, L.T) and np.linalg.eigvalsh(L)[0] > -1e-12
         S = rg._innovation_block(Gt, guarded)
@@ -679,25 +691,6 @@ def test_direction_guard_batched_equals_fold_by_fold(monkeypatch):
     _assert_batched_equals_loop(
         G, c, nr, idx, np.array([0.0, 0.01]), 1.0, np.array([False, True, False, True])
     )
-
-
-def test_spectra_cache_keys_on_the_guard_directions(monkeypatch):
-    import privinfer.nuisance.regularize as rg
-
-    G, nr = _heteroscedastic_folds(11)
-    F = nr.size
-    c = np.stack([g @ np.array([1.0, 0.5, -0.5, 2.0]) for g in G])
-    masks = ~np.eye(F, dtype=bool)
-    cands = [np.arange(3), np.arange(4)]
-    shared = SpectraCache()
-    monkeypatch.setattr(rg, "GUARD_DIRECTIONS", True)
-    directed = fit_crossfit(G, c, nr, masks, candidates=cands, spectra_cache=shared)
-    monkeypatch.setattr(rg, "GUARD_DIRECTIONS", False)
-    after = fit_crossfit(G, c, nr, masks, candidates=cands, spectra_cache=shared)
-    fresh = fit_crossfit(G, c, nr, masks, candidates=cands)
-    np.testing.assert_array_equal(after.coefs, fresh.coefs)
-    pd.testing.assert_frame_equal(after.choice.table, fresh.choice.table)
-    assert not np.allclose(directed.coefs, fresh.coefs)
 
 
 def test_direction_guard_for_the_fits_only_keeps_the_common_guards_choice(monkeypatch):
