@@ -316,3 +316,29 @@ def test_compare_runs_pairs_the_same_releases_and_refuses_others():
     assert many["RMSE y/x"] == pytest.approx(2.0, rel=1e-12)
     assert many["RMSE z/x"] == pytest.approx(3.0, rel=1e-12)
     assert many["bias/SE z"] == pytest.approx(3.0 * many["bias/SE x"], rel=1e-9)
+
+
+def test_guard_switch_takes_the_other_run_where_the_guard_move_is_large():
+    """``benchmarks/guard_switch.py``: per fit (all its parameters together), the second
+    run's rows where the common run's largest ``bound_guard / se`` exceeds the threshold."""
+    from guard_switch import switched
+
+    rows = []
+    for rep in range(4):
+        for param, move in (("E[Y(0)]", 0.0), ("E[Y(1)]", 0.3 * (rep % 2))):
+            rows.append(
+                dict(design="d", alpha=0.5, n=4000, estimand="POM", param=param, rep=rep,
+                     truth=1.0, est=1.0, se=0.1, lower=0.8, upper=1.2, status="ok",
+                     bound_guard=move * 0.1 if rep < 3 else 0.06)
+            )  # fmt: skip
+    common = pd.DataFrame(rows)
+    other = common.copy()
+    other["est"], other["lower"], other["upper"] = 2.0, 1.5, 2.5
+    out = switched(common, other.iloc[::-1], 0.25)  # row order does not matter
+    by_rep = out.groupby("rep").est.agg(["min", "max"])
+    # reps 1 (move 0.3 SE in one parameter) and 3 (0.6 SE) switch both parameters
+    assert by_rep["min"].tolist() == [1.0, 2.0, 1.0, 2.0]
+    assert (by_rep["min"] == by_rep["max"]).all()
+    assert out.switched.tolist() == [False, False, True, True, False, False, True, True]
+    with pytest.raises(ValueError, match="same cells"):
+        switched(common, other[other.rep < 3], 0.25)

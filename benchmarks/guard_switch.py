@@ -1,0 +1,84 @@
+r"""A per-fit switch between the common noise guard and one per eigen-direction, on
+recorded replications.
+
+The common guard's bias shows up as a halved-guard move (``bound_guard``, recorded by
+``benchmarks/validate.py``); the per-direction guard (``--guard-directions``) removes
+that bias but costs variance where the common guard's shrinkage was cheap. The rule
+measured here takes, for each fit (design, alpha, n, estimand and replication), the
+per-direction run's estimate and interval when the common run's largest
+``bound_guard / se`` over the fit's parameters exceeds a threshold ``t``, and the common
+run's otherwise. Both runs must hold the same releases (same ``--seed``); the rule uses
+only what the common fit itself reports, so it is a rule a fit could apply. Prints, per
+threshold, the share of fits switched, the cells passing and the ratios of interval
+length and root mean squared error over the common run (:func:`compare_runs.compare`).
+
+::
+
+    python benchmarks/validate.py --designs factor_cells --alphas 0.7,0.5 --n 16000 \
+        --reps 16 --seed 1301 --out common.csv
+    python benchmarks/validate.py --designs factor_cells --alphas 0.7,0.5 --n 16000 \
+        --reps 16 --seed 1301 --guard-directions --out directions.csv
+    python benchmarks/guard_switch.py common_reps.csv directions_reps.csv --thresholds 0.1,0.25,0.5
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compare_runs import compare_many
+
+FIT = ["design", "alpha", "n", "estimand", "rep"]
+
+
+def switched(common: pd.DataFrame, other: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """The replications of the switch rule: ``other``'s rows where the common fit's
+    largest ``bound_guard / se`` exceeds ``threshold``, ``common``'s elsewhere."""
+    order = [*FIT, "param"]
+    a = common.sort_values(order).reset_index(drop=True)
+    b = other.sort_values(order).reset_index(drop=True)
+    if not a[order].equals(b[order]):
+        raise ValueError("the runs do not hold the same cells and replications")
+    share = (a.bound_guard / a.se).fillna(0.0)
+    flag = share.groupby([a[k] for k in FIT]).transform("max").to_numpy() > threshold
+    out = a.copy()
+    for col in ("est", "se", "lower", "upper", "status"):
+        out.loc[flag, col] = b.loc[flag, col].to_numpy()
+    out["switched"] = flag
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the switch rule's table for each threshold."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("common", help="*_reps.csv of the common guard's run")
+    parser.add_argument("directions", help="*_reps.csv of the per-direction run")
+    parser.add_argument("--thresholds", default="0.1,0.25,0.5")
+    args = parser.parse_args(argv)
+    a, b = pd.read_csv(args.common), pd.read_csv(args.directions)
+    runs, names = [a, b], ["common", "directions"]
+    for t in (float(x) for x in args.thresholds.split(",")):
+        s = switched(a, b, t)
+        print(f"threshold {t:g}: {s.switched.mean():.0%} of fits switched")
+        runs.append(s)
+        names.append(f"switch {t:g}")
+    table = compare_many(runs, names)
+    for nm in names:
+        v = table[f"verdict {nm}"]
+        line = f"{nm:14s} {int((v == 'pass').sum())} of {len(v)} cells pass"
+        if nm != "common":
+            ci, rm = table[f"CI len {nm}/common"], table[f"RMSE {nm}/common"]
+            line += (
+                f"; CI length median {np.nanmedian(ci):.2f} (max {np.nanmax(ci):.2f}),"
+                f" RMSE median {np.nanmedian(rm):.2f} (max {np.nanmax(rm):.2f})"
+            )
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
