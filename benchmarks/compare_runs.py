@@ -80,6 +80,22 @@ def compare_many(runs: list[pd.DataFrame], names: list[str]) -> pd.DataFrame:
     return table[lead + [c for c in table.columns if c not in lead]]
 
 
+def print_summary(table: pd.DataFrame, names: list[str]) -> None:
+    """Cells passing in each run of a :func:`compare_many` table, and the median and
+    extreme ratios of every other run over the first."""
+    for label in names:
+        v = table[f"verdict {label}"]
+        print(f"{label}: {int((v == 'pass').sum())} of {len(v)} cells pass")
+    x = names[0]
+    for y in names[1:]:
+        for col in (f"CI len {y}/{x}", f"RMSE {y}/{x}"):
+            r = table[col].to_numpy()
+            print(
+                f"{col}: median {np.nanmedian(r):.3f}, min {np.nanmin(r):.3f}, "
+                f"max {np.nanmax(r):.3f}"
+            )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Print the paired table of two (or more) runs and its summary."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -99,17 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     table = compare_many([pd.read_csv(f) for f in files], names)
     with pd.option_context("display.width", 250, "display.max_columns", 40):
         print(table.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
-    for label in names:
-        v = table[f"verdict {label}"]
-        print(f"{label}: {int((v == 'pass').sum())} of {len(v)} cells pass")
-    x = names[0]
-    for y in names[1:]:
-        for col in (f"CI len {y}/{x}", f"RMSE {y}/{x}"):
-            r = table[col].to_numpy()
-            print(
-                f"{col}: median {np.nanmedian(r):.3f}, min {np.nanmin(r):.3f}, "
-                f"max {np.nanmax(r):.3f}"
-            )
+    print_summary(table, names)
     if args.out:
         table.to_csv(args.out, index=False, float_format="%.3f")
 

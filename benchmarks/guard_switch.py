@@ -27,11 +27,10 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_runs import compare_many
+from compare_runs import compare_many, print_summary
 
 FIT = ["design", "alpha", "n", "estimand", "rep"]
 
@@ -67,17 +66,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"threshold {t:g}: {s.switched.mean():.0%} of fits switched")
         runs.append(s)
         names.append(f"switch {t:g}")
-    table = compare_many(runs, names)
-    for nm in names:
-        v = table[f"verdict {nm}"]
-        line = f"{nm:14s} {int((v == 'pass').sum())} of {len(v)} cells pass"
-        if nm != "common":
-            ci, rm = table[f"CI len {nm}/common"], table[f"RMSE {nm}/common"]
-            line += (
-                f"; CI length median {np.nanmedian(ci):.2f} (max {np.nanmax(ci):.2f}),"
-                f" RMSE median {np.nanmedian(rm):.2f} (max {np.nanmax(rm):.2f})"
-            )
-        print(line)
+    print_summary(compare_many(runs, names), names)
 
 
 if __name__ == "__main__":

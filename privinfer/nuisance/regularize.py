@@ -387,8 +387,7 @@ def noise_guard(
         sub, rows = G_folds[:, sel][:, :, sel], np.asarray(n_rows, dtype=float)
         if GUARD_DIRECTIONS:
             n_tr = float(np.sum(np.where(mask, rows, 0.0)))
-            full = G_folds[:, idx][:, :, idx]
-            inno_f = _innovations(0.5 * (full + full.transpose(0, 2, 1)), guarded)
+            inno_f = _fold_innovations(G_folds, idx, guarded)
             return _direction_guards(S[None], inno_f, rows, np.array([n_tr]),
                                      NOISE_GUARD * share)[0]  # fmt: skip
         d = _guard_weights(sub, rows)
@@ -412,6 +411,12 @@ def _innovation_block(G: FloatArray, guarded: np.ndarray) -> FloatArray:
     """
     g = np.asarray(guarded, dtype=bool)
     return _innovations(G[None], g)[0]
+
+
+def _fold_innovations(G_folds: FloatArray, idx: IntArray, guarded: np.ndarray) -> FloatArray:
+    """Every fold's :func:`_innovation_block` of sub-basis ``idx`` (symmetrised first)."""
+    full = G_folds[:, idx][:, :, idx]
+    return _innovations(0.5 * (full + full.transpose(0, 2, 1)), np.asarray(guarded, bool))
 
 
 def _innovations(Gs: FloatArray, guarded: np.ndarray) -> FloatArray:
@@ -725,8 +730,7 @@ def _fold_spectra(
         d = _guard_weights(sub_g, n_rows)
         weight = np.asarray(guarded, dtype=float)
         if GUARD_DIRECTIONS:  # a matrix per training fold on the guarded block
-            full = G_folds[:, idx][:, :, idx]
-            inno_f = _innovations(0.5 * (full + full.transpose(0, 2, 1)), guarded)
+            inno_f = _fold_innovations(G_folds, idx, guarded)
             L = _direction_guards(inno, inno_f, n_rows, n_rows.sum() - n_rows,
                                   NOISE_GUARD * noise_share)  # fmt: skip
             lift = np.zeros((F, j - 1, j - 1))
