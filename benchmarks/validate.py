@@ -138,6 +138,9 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     extrapolation = onestep._GUARD_EXTRAPOLATION  # --guard-extrapolation
     if task.get("guard_extrapolation") is not None:
         onestep._GUARD_EXTRAPOLATION = float(task["guard_extrapolation"])
+    guard_switch = onestep._GUARD_SWITCH  # --guard-switch
+    if task.get("guard_switch") is not None:
+        onestep._GUARD_SWITCH = float(task["guard_switch"])
     import privinfer.nuisance.regularize as regularize
 
     guard_weights = regularize.GUARD_WEIGHTS  # --guard-weights
@@ -177,6 +180,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         onestep._CAP_SENSITIVITY = cap_sens
         onestep._GUARD_SENSITIVITY = guard_sens
         onestep._GUARD_EXTRAPOLATION = extrapolation
+        onestep._GUARD_SWITCH = guard_switch
         regularize.GUARD_WEIGHTS = guard_weights
         regularize.GUARD_DIRECTIONS = guard_directions
         regularize.GUARD_DIRECTIONS_CV = directions_cv
@@ -255,6 +259,8 @@ def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
                     if parts is not None and name in parts.index:
                         for source in parts.columns:
                             row[f"bound_{source}"] = float(parts.loc[name, source])
+                    # share of the splits fitted with one guard per direction
+                    row["guard_switched"] = float(getattr(model, "_guard_switched", 0.0))
                 rows.append(row)
     return rows
 
@@ -288,6 +294,7 @@ def make_tasks(
     guard_weight_fits: str | None = None,
     guard_directions: bool | str = False,
     guard_extrapolation: float | None = None,
+    guard_switch: float | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -328,6 +335,7 @@ def make_tasks(
                             "guard_weight_fits": guard_weight_fits,
                             "guard_directions": guard_directions,
                             "guard_extrapolation": guard_extrapolation,
+                            "guard_switch": guard_switch,
                         }
                     )
     return tasks
@@ -647,6 +655,15 @@ def main(argv: list[str] | None = None) -> None:
         "'fits': the CV still chooses under the common guard (GUARD_DIRECTIONS_CV off)",
     )
     parser.add_argument(
+        "--guard-switch",
+        type=float,
+        default=None,
+        metavar="T",
+        help="refit a split with one guard per eigen-direction where the common guard's "
+        "halved-guard move, less its noise, exceeds T influence standard errors "
+        "(privinfer.models._onestep._GUARD_SWITCH; default: off)",
+    )
+    parser.add_argument(
         "--guard-weight-fits",
         default=None,
         help="comma list of the fits --guard-weights applies to: outcome, riesz "
@@ -768,6 +785,7 @@ def main(argv: list[str] | None = None) -> None:
             guard_weight_fits=args.guard_weight_fits,
             guard_directions={None: False, "all": True}.get(args.guard_directions, "fits"),
             guard_extrapolation=args.guard_extrapolation,
+            guard_switch=args.guard_switch,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

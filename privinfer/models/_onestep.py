@@ -125,6 +125,7 @@ from privinfer.models._suffstats import (
     sum_stats,
 )
 from privinfer.models.scores import ReferenceTerms
+from privinfer.nuisance import regularize
 from privinfer.nuisance.basis import PolynomialBasis
 from privinfer.nuisance.kernel import KernelReference
 from privinfer.nuisance.regularize import bias_aware_critical_value
@@ -210,6 +211,18 @@ _GUARD_SCALE = 0.5
 #: (``benchmarks/guard_extrapolation.py``, validation page): no cell changes its verdict,
 #: since the bias itself fails the band where the guard bites, so it stays 1.
 _GUARD_EXTRAPOLATION = 1.0
+#: Per-fit switch between the two noise guards (a research option; None: off). With a
+#: share :math:`t`, a split fitted under the common guard (one ridge per fit) whose
+#: halved-guard move, less its spread over the held-out folds, exceeds :math:`t` influence
+#: standard errors for some parameter is fitted again, bootstrap and bias bound included,
+#: with one guard per eigen-direction
+#: (:data:`~privinfer.nuisance.regularize.GUARD_DIRECTIONS`, the CV on that guard too).
+#: The common guard reports where it biases (the move), and the per-direction guard, which
+#: removes that bias on the products of rare factor cells, gives up elsewhere the variance
+#: the common guard saves. The rule uses only what the common fit reports, before any
+#: bootstrap, so a fit and its bootstrap pass decide alike. Measured on the validation
+#: designs (``benchmarks/validate.py --guard-switch``; validation page).
+_GUARD_SWITCH: float | None = None
 #: A FewClustersWarning fires under this many clusters (in any cluster dimension). In the
 #: clustered held-out designs of ``benchmarks/validate.py`` the intervals held with 100 and
 #: 160 clusters (n = 4000) and under-covered at alpha = 1 with 25 and 40 (n = 1000:
@@ -279,6 +292,8 @@ class TreatmentModel:
         #: move less its noise, median over splits, before the note threshold), for studies
         #: of the bound (``benchmarks/validate.py`` records them)
         self._bound_parts: pd.DataFrame | None = None
+        #: share of the last fit's splits fitted with one noise guard per direction
+        self._guard_switched = 0.0
 
     @classmethod
     @with_options_signature
@@ -632,6 +647,7 @@ class TreatmentModel:
             ("Riesz route:", o.riesz),
             ("n * alpha^2:", f"{x.n_obs * alpha**2:.0f}"),
             *reps[pick].regularisation,
+            *self._guard_facts(reps),
             *self._variance_facts(ses, ses_if, names),
         )
         if x.cluster_names:
@@ -655,6 +671,17 @@ class TreatmentModel:
             cov_override=cov_override,
         )
         return PrivateResults(record)
+
+    def _guard_facts(self, reps: list[SplitFit]) -> tuple[tuple[str, str], ...]:
+        """The summary's line on the noise guard, where a split took the per-direction
+        guard (``_GUARD_SWITCH`` or ``GUARD_DIRECTIONS``); records the share of such
+        splits on the model (``_guard_switched``).
+        """
+        k = sum(r.guard_directions for r in reps)
+        self._guard_switched = k / len(reps)
+        if not k:
+            return ()
+        return (("Noise guard:", f"per direction ({k} of {len(reps)} splits)"),)
 
     def _variance_facts(
         self, ses: FloatArray, ses_if: FloatArray, names: list[str]
@@ -919,12 +946,15 @@ class TreatmentModel:
             with small_matrix_blas():
                 soft = refit(st, loose=False, guard_scale=_GUARD_SCALE)
             guard_shift, guard_shift_se = self._move(fits, soft, st, contrast)
+        se_if = np.sqrt(np.diag(influence_cov(phi, x.clusters) if cov is None else cov))
+        if self._switches_guard(guard_shift, guard_shift_se, se_if):
+            with regularize.directions_guard():
+                return self._fit_split(folds, basis, ref, design, rng, se_boot)
         boot = None
         if fine is not None and rng is not None:
             # the draws refit the comparison fits only where the shift could widen the
             # interval: the bootstrap can only raise the shift's noise and the standard
             # error, so a bound under the note threshold now stays under it
-            se_if = np.sqrt(np.diag(influence_cov(phi, x.clusters) if cov is None else cov))
 
             def widens(move: FloatArray, noise: FloatArray) -> bool:
                 """Whether a move, less its noise, would enter the bias bound."""
@@ -972,7 +1002,21 @@ class TreatmentModel:
             indefinite=indefinite(fits, x.levels),
             boot_se=None if boot is None else boot.se,
             boot_cov=None if boot is None else boot.cov,
+            guard_directions=regularize.GUARD_DIRECTIONS,
         )
+
+    @staticmethod
+    def _switches_guard(
+        move: FloatArray | None, noise: FloatArray | None, se: FloatArray
+    ) -> bool:
+        """Whether the per-fit guard switch (``_GUARD_SWITCH``) refits a split with one
+        noise guard per eigen-direction: the common guard's halved-guard move, less its
+        noise, exceeds ``_GUARD_SWITCH`` standard errors for some parameter.
+        """
+        if _GUARD_SWITCH is None or move is None or regularize.GUARD_DIRECTIONS:
+            return False
+        net = np.sqrt(np.maximum(move**2 - (0.0 if noise is None else noise**2), 0.0))
+        return bool(np.any(_GUARD_EXTRAPOLATION * net > _GUARD_SWITCH * se))
 
     def _reduce_scores(
         self, folds: IntArray, held_out: HeldOutPass

@@ -110,6 +110,9 @@ class SplitFit:
     #: covariance of ``est`` when the scores were reduced without row-level influence
     #: values (Dask input; ``phi`` is then lazy), else None
     cov: FloatArray | None = None
+    #: whether the split's fits took one noise guard per eigen-direction (the per-fit
+    #: guard switch, :data:`~privinfer.models._onestep._GUARD_SWITCH`)
+    guard_directions: bool = False
 
 
 @dataclass(frozen=True)

@@ -308,6 +308,21 @@ def _direction_guards(
 
 
 @contextmanager
+def directions_guard() -> Iterator[None]:
+    """``GUARD_DIRECTIONS`` on for the block, with the CV on the per-direction guard
+    (``GUARD_DIRECTIONS_CV``): the refit of the models' per-fit guard switch
+    (:data:`privinfer.models._onestep._GUARD_SWITCH`).
+    """
+    global GUARD_DIRECTIONS, GUARD_DIRECTIONS_CV
+    before = GUARD_DIRECTIONS, GUARD_DIRECTIONS_CV
+    GUARD_DIRECTIONS, GUARD_DIRECTIONS_CV = True, True
+    try:
+        yield
+    finally:
+        GUARD_DIRECTIONS, GUARD_DIRECTIONS_CV = before
+
+
+@contextmanager
 def _common_guard() -> Iterator[None]:
     """``GUARD_DIRECTIONS`` off for the block (the CV of ``GUARD_DIRECTIONS_CV = False``)."""
     global GUARD_DIRECTIONS
