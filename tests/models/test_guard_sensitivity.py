@@ -120,3 +120,54 @@ def test_guard_extrapolation_rule_reproduces_and_widens_only_where_the_guard_bit
     np.testing.assert_allclose(two.upper - rows.est, c2 * 0.1, rtol=1e-12)
     assert two.upper[1] == one.upper[1]
     assert two.upper[2] > one.upper[2]
+
+
+def test_the_switch_refits_where_the_guard_moves_and_nowhere_else(monkeypatch):
+    """The per-fit guard switch (``_GUARD_SWITCH``): a split whose halved-guard move
+    exceeds the share is the per-direction fit, exactly; a split with no move is the
+    common fit, exactly. A switch that refitted under the common guard, or that compared
+    the move with the wrong standard error, fails it."""
+    import privinfer.nuisance.regularize as rg
+
+    design, data, mech = _cells_release()
+    common, _ = _fit_cells(design, data, mech)
+    monkeypatch.setattr(rg, "GUARD_DIRECTIONS", True)
+    directions, _ = _fit_cells(design, data, mech)
+    monkeypatch.setattr(rg, "GUARD_DIRECTIONS", False)
+    # the two guards give different fits here (else the test could not tell them apart)
+    assert abs(directions.params["ATE"] - common.params["ATE"]) > 0.3 * common.bse["ATE"]
+    monkeypatch.setattr(onestep, "_GUARD_SWITCH", 0.1)
+    switched, _ = _fit_cells(design, data, mech)
+    assert switched.params["ATE"] == pytest.approx(directions.params["ATE"], rel=1e-10)
+    assert switched.bse["ATE"] == pytest.approx(directions.bse["ATE"], rel=1e-10)
+    assert switched._test_model._guard_switched == 1.0
+    assert "Noise guard:" in str(switched.summary())
+    assert "per direction (1 of 1 splits)" in str(switched.summary())
+    assert not rg.GUARD_DIRECTIONS  # the switch restores the option
+    # a share above the move (in influence SEs) keeps the common fit
+    bound = float(common._record.bias_bound["ATE"])
+    monkeypatch.setattr(onestep, "_GUARD_SWITCH", 1.01 * bound / float(common.bse["ATE"]))
+    kept, _ = _fit_cells(design, data, mech)
+    assert kept.params["ATE"] == pytest.approx(common.params["ATE"], rel=1e-10)
+    assert kept._test_model._guard_switched == 0.0
+    assert "Noise guard:" not in str(kept.summary())
+    # and a share just below it switches: the rule is the bound's move over the SE
+    monkeypatch.setattr(onestep, "_GUARD_SWITCH", 0.99 * bound / float(common.bse["ATE"]))
+    again, _ = _fit_cells(design, data, mech)
+    assert again.params["ATE"] == pytest.approx(directions.params["ATE"], rel=1e-10)
+
+
+def test_the_switch_keeps_the_common_fit_where_the_guard_does_not_bite(monkeypatch):
+    data, mech = _smooth(0.5)
+    common, _ = _fit(pi.PrivateATE, data, mech, variance="influence")
+    monkeypatch.setattr(onestep, "_GUARD_SWITCH", 0.0)  # any move at all switches
+    spy = _Splits(monkeypatch)
+    kept, _ = _fit(pi.PrivateATE, data, mech, variance="influence")
+    assert kept.params["ATE"] == common.params["ATE"]
+    assert [s.guard_directions for s in spy.fits] == [False]
+
+
+def test_the_switch_is_off_at_the_defaults():
+    assert onestep._GUARD_SWITCH is None
+    move, se = np.array([5.0]), np.array([1.0])
+    assert not onestep.TreatmentModel._switches_guard(move, np.zeros(1), se)
