@@ -342,3 +342,9 @@ def test_guard_switch_takes_the_other_run_where_the_guard_move_is_large():
     assert out.switched.tolist() == [False, False, True, True, False, False, True, True]
     with pytest.raises(ValueError, match="same cells"):
         switched(common, other[other.rep < 3], 0.25)
+    # --mse: a flagged fit switches only where the other fit's se^2 + B^2 is smaller;
+    # rep 1's other fit is twice as wide (4 > 1 + 0.09), rep 3's as wide with no bound
+    other["se"] = [0.2 if r == 1 else 0.1 for r in other.rep]
+    other["bound_guard"] = 0.0
+    out = switched(common, other, 0.25, mse=True)
+    assert out.switched.tolist() == [False] * 6 + [True, True]
