@@ -143,6 +143,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         onestep._GUARD_SWITCH = float(task["guard_switch"])
     import privinfer.nuisance.regularize as regularize
 
+    noise_guard = regularize.NOISE_GUARD  # --noise-guard
+    regularize.NOISE_GUARD = float(task.get("noise_guard") or noise_guard)
     guard_weights = regularize.GUARD_WEIGHTS  # --guard-weights
     regularize.GUARD_WEIGHTS = float(task.get("guard_weights") or 0.0)
     guard_directions = regularize.GUARD_DIRECTIONS  # --guard-directions
@@ -182,6 +184,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         onestep._GUARD_EXTRAPOLATION = extrapolation
         onestep._GUARD_SWITCH = guard_switch
         regularize.GUARD_WEIGHTS = guard_weights
+        regularize.NOISE_GUARD = noise_guard
         regularize.GUARD_DIRECTIONS = guard_directions
         regularize.GUARD_DIRECTIONS_CV = directions_cv
         nuisances._GUARD_WEIGHT_FITS = weight_fits
@@ -295,6 +298,7 @@ def make_tasks(
     guard_directions: bool | str = False,
     guard_extrapolation: float | None = None,
     guard_switch: float | None = None,
+    noise_guard: float | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -336,6 +340,7 @@ def make_tasks(
                             "guard_directions": guard_directions,
                             "guard_extrapolation": guard_extrapolation,
                             "guard_switch": guard_switch,
+                            "noise_guard": noise_guard,
                         }
                     )
     return tasks
@@ -655,6 +660,14 @@ def main(argv: list[str] | None = None) -> None:
         "'fits': the CV still chooses under the common guard (GUARD_DIRECTIONS_CV off)",
     )
     parser.add_argument(
+        "--noise-guard",
+        type=float,
+        default=None,
+        metavar="K",
+        help="multiple of the estimated Gram noise the guard lifts to "
+        "(privinfer.nuisance.regularize.NOISE_GUARD; default 1)",
+    )
+    parser.add_argument(
         "--guard-switch",
         type=float,
         default=None,
@@ -786,6 +799,7 @@ def main(argv: list[str] | None = None) -> None:
             guard_directions={None: False, "all": True}.get(args.guard_directions, "fits"),
             guard_extrapolation=args.guard_extrapolation,
             guard_switch=args.guard_switch,
+            noise_guard=args.noise_guard,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)
