@@ -56,9 +56,9 @@ def switched(
     by_fit = [a[k] for k in FIT]
     flag = share.groupby(by_fit).transform("max").to_numpy() > threshold
     if mse:
-        flag &= _error(b, a).groupby(by_fit).transform("sum").to_numpy() < _error(
-            a, a
-        ).groupby(by_fit).transform("sum").to_numpy()
+        err_other = _error(b, a).groupby(by_fit).transform("sum").to_numpy()
+        err_common = _error(a, a).groupby(by_fit).transform("sum").to_numpy()
+        flag &= err_other < err_common
     out = a.copy()
     for col in ("est", "se", "lower", "upper", "status"):
         out.loc[flag, col] = b.loc[flag, col].to_numpy()
@@ -83,8 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--mse",
         action="store_true",
-        help="switch a flagged fit only where the other fit reports the smaller "
-        "se^2 + bound^2",
+        help="switch a flagged fit only where the other fit reports the smaller se^2 + bound^2",
     )
     args = parser.parse_args(argv)
     a, b = pd.read_csv(args.common), pd.read_csv(args.directions)
