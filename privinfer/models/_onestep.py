@@ -223,6 +223,13 @@ _GUARD_EXTRAPOLATION = 1.0
 #: bootstrap, so a fit and its bootstrap pass decide alike. Measured on the validation
 #: designs (``benchmarks/validate.py --guard-switch``; validation page).
 _GUARD_SWITCH: float | None = None
+
+
+def _net_move(move: FloatArray, noise: FloatArray) -> FloatArray:
+    r"""A move's size less its own noise, :math:`\sqrt{\max(0, \Delta^2 - s^2)}`."""
+    return np.sqrt(np.maximum(move**2 - noise**2, 0.0))
+
+
 #: A FewClustersWarning fires under this many clusters (in any cluster dimension). In the
 #: clustered held-out designs of ``benchmarks/validate.py`` the intervals held with 100 and
 #: 160 clusters (n = 4000) and under-covered at alpha = 1 with 25 and 40 (n = 1000:
@@ -769,9 +776,7 @@ class TreatmentModel:
         """
         def net(pairs: list[tuple[FloatArray, FloatArray]]) -> FloatArray:
             """Median over the splits of a move's size less its own noise."""
-            return np.median(
-                np.sqrt(np.maximum(np.array([m**2 - s**2 for m, s in pairs]), 0.0)), axis=0
-            )
+            return np.median(np.array([_net_move(m, s) for m, s in pairs]), axis=0)
 
         B = net([(r.shift, r.shift_se) for r in reps])
         # the move under halved sieve caps
@@ -935,23 +940,27 @@ class TreatmentModel:
         per_fold = self._shift_terms(moves, contrast)
         shift = per_fold.sum(axis=0)
         shift_se = fold_spread_se(per_fold, st.cnt.sum(axis=1))
+        guard_shift = guard_shift_se = None
+        if self._guard_sensitivity_on(fits):
+            with small_matrix_blas():
+                soft = refit(st, loose=False, guard_scale=_GUARD_SCALE)
+            guard_shift, guard_shift_se = self._move(fits, soft, st, contrast)
+        bootstrapped = fine is not None and rng is not None
+        se_if = None
+        if bootstrapped or _GUARD_SWITCH is not None:
+            se_if = np.sqrt(np.diag(influence_cov(phi, x.clusters) if cov is None else cov))
+        if self._switches_guard(guard_shift, guard_shift_se, se_if):
+            # before the halved-cap refit, which the switched split makes anew
+            with regularize.guard_directions(True, cv=True):
+                return self._fit_split(folds, basis, ref, design, rng, se_boot)
         cap_shift = cap_shift_se = None
         if self._cap_sensitivity_on(fits, caps):
             half = ([max(1, c // 2) for c in caps[0]], max(1, caps[1] // 2))  # type: ignore[index]
             with small_matrix_blas():
                 coarse = refit(st, loose=False, caps=half)
             cap_shift, cap_shift_se = self._move(fits, coarse, st, contrast)
-        guard_shift = guard_shift_se = None
-        if self._guard_sensitivity_on(fits):
-            with small_matrix_blas():
-                soft = refit(st, loose=False, guard_scale=_GUARD_SCALE)
-            guard_shift, guard_shift_se = self._move(fits, soft, st, contrast)
-        se_if = np.sqrt(np.diag(influence_cov(phi, x.clusters) if cov is None else cov))
-        if self._switches_guard(guard_shift, guard_shift_se, se_if):
-            with regularize.directions_guard():
-                return self._fit_split(folds, basis, ref, design, rng, se_boot)
         boot = None
-        if fine is not None and rng is not None:
+        if bootstrapped:
             # the draws refit the comparison fits only where the shift could widen the
             # interval: the bootstrap can only raise the shift's noise and the standard
             # error, so a bound under the note threshold now stays under it
@@ -1007,7 +1016,7 @@ class TreatmentModel:
 
     @staticmethod
     def _switches_guard(
-        move: FloatArray | None, noise: FloatArray | None, se: FloatArray
+        move: FloatArray | None, noise: FloatArray | None, se: FloatArray | None
     ) -> bool:
         """Whether the per-fit guard switch (``_GUARD_SWITCH``) refits a split with one
         noise guard per eigen-direction: the common guard's halved-guard move, less its
@@ -1015,8 +1024,8 @@ class TreatmentModel:
         """
         if _GUARD_SWITCH is None or move is None or regularize.GUARD_DIRECTIONS:
             return False
-        net = np.sqrt(np.maximum(move**2 - (0.0 if noise is None else noise**2), 0.0))
-        return bool(np.any(_GUARD_EXTRAPOLATION * net > _GUARD_SWITCH * se))
+        assert se is not None and noise is not None  # computed with the move
+        return bool(np.any(_GUARD_EXTRAPOLATION * _net_move(move, noise) > _GUARD_SWITCH * se))
 
     def _reduce_scores(
         self, folds: IntArray, held_out: HeldOutPass

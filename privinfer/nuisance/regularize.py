@@ -308,30 +308,22 @@ def _direction_guards(
 
 
 @contextmanager
-def directions_guard() -> Iterator[None]:
-    """``GUARD_DIRECTIONS`` on for the block, with the CV on the per-direction guard
-    (``GUARD_DIRECTIONS_CV``): the refit of the models' per-fit guard switch
-    (:data:`privinfer.models._onestep._GUARD_SWITCH`).
+def guard_directions(on: bool, cv: bool | None = None) -> Iterator[None]:
+    """``GUARD_DIRECTIONS`` set to ``on`` for the block (and ``GUARD_DIRECTIONS_CV`` to
+    ``cv`` unless None), restored after it: the CV of ``GUARD_DIRECTIONS_CV = False``
+    runs under ``guard_directions(False)``, the refit of the models' per-fit guard
+    switch (:data:`privinfer.models._onestep._GUARD_SWITCH`) under
+    ``guard_directions(True, cv=True)``.
     """
     global GUARD_DIRECTIONS, GUARD_DIRECTIONS_CV
     before = GUARD_DIRECTIONS, GUARD_DIRECTIONS_CV
-    GUARD_DIRECTIONS, GUARD_DIRECTIONS_CV = True, True
+    GUARD_DIRECTIONS = on
+    if cv is not None:
+        GUARD_DIRECTIONS_CV = cv
     try:
         yield
     finally:
         GUARD_DIRECTIONS, GUARD_DIRECTIONS_CV = before
-
-
-@contextmanager
-def _common_guard() -> Iterator[None]:
-    """``GUARD_DIRECTIONS`` off for the block (the CV of ``GUARD_DIRECTIONS_CV = False``)."""
-    global GUARD_DIRECTIONS
-    before = GUARD_DIRECTIONS
-    GUARD_DIRECTIONS = False
-    try:
-        yield
-    finally:
-        GUARD_DIRECTIONS = before
 
 
 def _whiten(M: FloatArray, d: FloatArray) -> FloatArray:
@@ -1384,9 +1376,8 @@ def fit_crossfit(
     F, J = rhs_folds.shape
     choice = None
     if fixed_ridge is None:
-        directions = GUARD_DIRECTIONS
-        choose = _common_guard if directions and not GUARD_DIRECTIONS_CV else nullcontext
-        with choose():
+        common_cv = GUARD_DIRECTIONS and not GUARD_DIRECTIONS_CV
+        with guard_directions(False) if common_cv else nullcontext():
             choice = cv_spectral(
                 G_folds, rhs_folds, n_rows, candidates=candidates, ridges=ridges,
                 const_folds=const_folds, min_ridge=min_ridge, se_penalty=se_penalty,
