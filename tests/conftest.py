@@ -3,9 +3,18 @@
 The suite runs on every core (``-n auto`` from pytest-xdist, set in ``pyproject.toml``);
 each worker process then keeps its numerical libraries to one thread, so that the workers
 do not oversubscribe the cores.
+
+Two tiers. The default run (README's ``python -m pytest``) keeps, for every estimator and
+every standard-error path, at least one small seeded Monte Carlo check that can fail, and
+stays under ten minutes on two cores. Tests marked ``extended`` (more validation cells of
+the same kind, longer Monte Carlo studies) are skipped there, with a reason that says how
+to run them: ``python -m pytest --extended`` (or ``PRIVINFER_EXTENDED=1``) runs both
+tiers, ``python -m pytest --extended -m extended`` the extended tier alone.
 """
 
 import os
+
+import pytest
 
 
 def pytest_addoption(parser):
@@ -18,6 +27,21 @@ def pytest_addoption(parser):
         "how many it rejected as designed (tests/hardening); the counts live in the "
         "process that ran the tests, so add -n 0",
     )
+    parser.addoption(
+        "--extended",
+        action="store_true",
+        default=False,
+        dest="extended",
+        help="also run the tests marked 'extended' (more seeded Monte Carlo cells; about "
+        "seven more minutes on two cores); PRIVINFER_EXTENDED=1 does the same",
+    )
+
+
+def _extended_on(config) -> bool:
+    return bool(config.getoption("extended")) or os.environ.get("PRIVINFER_EXTENDED", "") not in (
+        "",
+        "0",
+    )
 
 
 def pytest_configure(config):
@@ -27,6 +51,11 @@ def pytest_configure(config):
         threadpool_limits(limits=1)
     config.addinivalue_line(
         "markers", "slow: runs a subprocess (Sphinx build, doctests, vignettes); not skipped"
+    )
+    config.addinivalue_line(
+        "markers",
+        "extended: a longer seeded Monte Carlo check, skipped unless --extended "
+        "(or PRIVINFER_EXTENDED=1)",
     )
 
 
@@ -67,7 +96,16 @@ def pytest_collection_modifyitems(session, config, items):
     long tests and the run ends on short ones, instead of one worker finishing a
     minute-long Monte Carlo test while the other idles. Only the order changes: every test
     is independent of the others (each seeds its own generators).
+
+    Tests marked ``extended`` are skipped unless the extended tier is asked for.
     """
+    if not _extended_on(config):
+        skip = pytest.mark.skip(
+            reason="extended tier: run with python -m pytest --extended (or PRIVINFER_EXTENDED=1)"
+        )
+        for it in items:
+            if "extended" in it.keywords:
+                it.add_marker(skip)
     ranked = [(r, i, it) for i, it in enumerate(items) if (r := _heavy_rank(it)) is not None]
     if not ranked:
         return

@@ -243,6 +243,7 @@ def test_weights_are_scale_free_and_unit_weights_change_nothing():
         assert "Weights:" in str(w1.summary())
 
 
+@pytest.mark.extended  # weights stay checked exactly (scale-free, unit weights, snapshots)
 def test_weighted_estimates_are_unbiased_for_the_weighted_target():
     """Seeded MC: weights exp(x) from the private covariate; bias within 4 MC SE of the
     weighted ATE (which differs from the unweighted one by many MC SE)."""
@@ -269,6 +270,7 @@ def test_weighted_estimates_are_unbiased_for_the_weighted_target():
     assert 0.75 < se.mean() / est.std(ddof=1) < 1.3
 
 
+@pytest.mark.extended  # cluster sums stay checked exactly (snapshots, Dask, arrays)
 def test_cluster_robust_se_tracks_the_monte_carlo_spread_where_naive_does_not():
     """Seeded MC (cluster-level uptake, ICC 0.3): cluster SE / MC sd near 1, naive below."""
     rng = np.random.default_rng(77)

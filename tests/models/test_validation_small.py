@@ -220,16 +220,37 @@ def test_slices_of_replications_pool_into_one_run(tmp_path):
         pool([str(tmp_path / "a_reps.csv"), str(tmp_path / "a_reps.csv")])
 
 
+#: The cells marked ``extended`` (about 540 s of the 690 s these cells take on two cores)
+#: run with ``python -m pytest --extended``; the default run keeps a cell of limited overlap
+#: at alpha = 1, one of a skewed top-coded covariate at alpha = 0.5 (an ATT) and one of
+#: the small-n warning rule, so that it stays under ten minutes.
+EXTENDED = pytest.mark.extended
 CASES = [
-    pytest.param("kink_mixed", 0.7, 2000, "ATE", "ATE", id="kink_mixed-a0.7-n2000-ATE"),
-    pytest.param("binary_outcome", 0.7, 2000, "POM", "E[Y(1)]", id="binary-a0.7-n2000-EY1"),
-    pytest.param("factor_12", 0.7, 4000, "ATE", "ATE", id="factor_12-a0.7-n4000-ATE"),
+    pytest.param(
+        "kink_mixed", 0.7, 2000, "ATE", "ATE", id="kink_mixed-a0.7-n2000-ATE", marks=EXTENDED
+    ),
+    pytest.param(
+        "binary_outcome", 0.7, 2000, "POM", "E[Y(1)]", id="binary-a0.7-n2000-EY1", marks=EXTENDED
+    ),
+    pytest.param(
+        "factor_12", 0.7, 4000, "ATE", "ATE", id="factor_12-a0.7-n4000-ATE", marks=EXTENDED
+    ),
     # a held-out design (seventh round): a propensity that jumps at a threshold of a
     # private covariate, so the Riesz representer is a step no smooth sieve holds
-    pytest.param("eligibility_step", 1.0, 4000, "ATT", "ATT", id="eligibility_step-a1-n4000-ATT"),
+    pytest.param(
+        "eligibility_step",
+        1.0,
+        4000,
+        "ATT",
+        "ATT",
+        id="eligibility_step-a1-n4000-ATT",
+        marks=EXTENDED,
+    ),
     # a held-out design (eighth round): the LaLonde comparison, 12% treated; the odds of
     # the ATT need more sieve functions than the treated arm's rows would allow
-    pytest.param("cps_lalonde", 1.0, 4000, "ATT", "ATT", id="cps_lalonde-a1-n4000-ATT"),
+    pytest.param(
+        "cps_lalonde", 1.0, 4000, "ATT", "ATT", id="cps_lalonde-a1-n4000-ATT", marks=EXTENDED
+    ),
     pytest.param("nsw_censored", 0.5, 500, "ATE", "ATE", id="nsw-a0.5-n500-ATE"),
     pytest.param(
         "sieve_drift",
@@ -238,6 +259,7 @@ CASES = [
         "ATE",
         "ATE",
         id="sieve_drift-a1-n4000-ATE",
+        marks=EXTENDED,
     ),
     pytest.param(
         "overlap_s",
@@ -254,6 +276,7 @@ CASES = [
         "POM",
         "E[Y(1)]",
         id="lognormal_clip-a0.5-n4000-EY1",
+        marks=EXTENDED,
     ),
     pytest.param(
         "topcoded_income",
