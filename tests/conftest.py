@@ -60,25 +60,32 @@ def pytest_configure(config):
 
 
 #: Tests that take ten seconds or more (seeded Monte Carlo studies, subprocess builds), by
-#: node-id prefix, roughly longest first. Only their scheduling depends on this list.
+#: node-id prefix, roughly longest first (those of the extended tier first, for a run with
+#: ``--extended``; skipped, they cost nothing). Only their scheduling depends on this list.
 HEAVY = (
     "tests/models/test_validation_small.py::test_validation_cell_within_bands",
     "tests/models/test_ate.py::test_small_seeded_monte_carlo_covers_and_is_unbiased",
     "tests/models/test_inference_extras.py::test_cluster_robust_se_tracks",
     "tests/models/test_inference_extras.py::test_weighted_estimates_are_unbiased",
-    "tests/models/test_foldboot.py::test_bootstrap_se_tracks_the_monte_carlo_spread",
-    "tests/test_docs.py::test_sphinx_build_is_warning_free",
-    "tests/hardening/test_privacy_audits.py::test_privtree_split_decision",
+    "tests/test_trimming.py::test_trimmed_fits_cover_the_trimmed_effects_of_several_levels",
     "tests/test_vignettes.py::test_vignette_runs",
+    "tests/test_docs.py::test_sphinx_build_is_warning_free",
+    "tests/models/test_foldboot.py::test_bootstrap_se_tracks_the_monte_carlo_spread",
     "tests/test_docs.py::test_docstring_examples_run",
-    "tests/models/test_gmm_mc.py",
+    "tests/test_trimming.py::test_trimmed_fits_cover_the_trimmed_population_effect",
+    "tests/hardening/test_privacy_audits.py::test_privtree_split_decision",
     "tests/test_readme.py::test_readme_example_runs_as_printed",
+    "tests/models/test_snapshot_treatment.py::test_treatment_snapshot[att_cluster_weights]",
+    "tests/models/test_snapshot_treatment.py::test_last_bit_stability[att_cluster_weights]",
     "tests/models/test_foldboot.py::test_a_widening_for_bias_is_checked",
-    "tests/models/test_ate.py::test_repeated_splits_aggregate_by_median",
-    "tests/models/test_dask_gmm.py::test_distributed_cluster_gives_the_same_numbers",
     "tests/models/test_inference_extras.py::test_weights_are_scale_free",
-    "tests/transport/test_dpot_estimate.py::test_removing_row_noise_keeps_the_mean",
+    "tests/models/test_support_rule.py::test_four_schooling_levels_on_card",
+    "tests/models/test_gmm_mc.py",
+    "tests/models/test_cap_sensitivity.py::test_a_wiggly_design_moves",
     "tests/models/test_ate.py::test_kernel_outcome_route_small_seeded_monte_carlo",
+    "tests/test_planner.py::test_nsw_plan_states_the_noise_behind_its_wiggles",
+    "tests/models/test_dask_gmm.py::test_distributed_cluster_gives_the_same_numbers",
+    "tests/transport/test_dpot_estimate.py::test_removing_row_noise_keeps_the_mean",
 )
 
 
