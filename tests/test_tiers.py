@@ -30,21 +30,24 @@ def _pytest(*args: str, extended_env: str | None = None) -> subprocess.Completed
 
 
 def test_default_run_skips_an_extended_test_and_names_the_switch():
-    proc = _pytest("-q", "-rs", ONE, extended_env="0")  # "0" counts as unset
+    # --setup-plan applies the skip marks without running anything
+    proc = _pytest("-q", "-rs", "--setup-plan", ONE, extended_env="0")  # "0" counts as unset
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "1 skipped" in proc.stdout
     assert "extended tier: run with python -m pytest --extended" in proc.stdout
 
 
 def test_the_switch_and_the_variable_select_the_extended_tier():
-    for args, env in ((("--extended",), None), ((), "1")):
-        proc = _pytest("-q", "--collect-only", "-m", "extended", *args, *FILES,
-                       extended_env=env)  # fmt: skip
-        assert proc.returncode == 0, proc.stdout[-3000:]
-        ids = [ln for ln in proc.stdout.splitlines() if "::" in ln]
-        assert ONE in ids
-        # the seven validation cells moved out of the default run and four other Monte
-        # Carlo studies (heterogeneous ATT, weighted, clustered, multi-level trimming)
-        cells = [i for i in ids if "test_validation_cell_within_bands" in i]
-        assert len(cells) == 7, cells
-        assert len(ids) == 11, ids
+    proc = _pytest("-q", "--collect-only", "-m", "extended", "--extended", *FILES)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    ids = [ln for ln in proc.stdout.splitlines() if "::" in ln]
+    assert ONE in ids
+    # the seven validation cells moved out of the default run and five other Monte Carlo
+    # studies (heterogeneous ATT, weighted, clustered, trimmed with two and three levels)
+    cells = [i for i in ids if "test_validation_cell_within_bands" in i]
+    assert len(cells) == 7, cells
+    assert len(ids) == 12, ids
+    # the variable does what the switch does: the extended test is planned, not skipped
+    proc = _pytest("-q", "-rs", "--setup-plan", ONE, extended_env="1")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert ONE in proc.stdout and "skipped" not in proc.stdout, proc.stdout[-3000:]

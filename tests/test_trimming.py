@@ -153,6 +153,7 @@ def test_bad_inputs():
         rule.keep(holes)
 
 
+@pytest.mark.extended  # the rule's exact checks (kept rows, metadata, bounds) stay
 def test_trimmed_fits_cover_the_trimmed_population_effect():
     """Small seeded Monte Carlo (``benchmarks/mc_trimming.py`` is the full study): on a
     design whose overlap problem is a public confounder, the ATE on the rows the rule

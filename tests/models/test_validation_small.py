@@ -371,3 +371,32 @@ def test_guard_switch_takes_the_other_run_where_the_guard_move_is_large():
     other["bound_guard"] = 0.0
     out = switched(common, other, 0.25, mse=True)
     assert out.switched.tolist() == [False] * 6 + [True, True]
+
+
+def test_bias_anatomy_lists_the_cells_that_fail_the_bias_band_against_their_bound():
+    """``benchmarks/bias_anatomy.py``: only cells below alpha = 1 whose bias exceeds the
+    band by two MC SEs; the bound parts and the shortfall in units of the mean SE."""
+    from bias_anatomy import Z95, anatomy
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for design, alpha, shift in (("bad", 0.5, 0.6), ("good", 0.5, 0.0), ("bad", 1.0, 0.6)):
+        for rep in range(40):
+            est = shift + 0.1 * rng.normal()
+            widen = rep % 4 == 0
+            half = Z95 * 0.1 + (0.05 if widen else 0.0)
+            rows.append(
+                dict(design=design, alpha=alpha, n=4000, param="ATE", rep=rep, truth=0.0,
+                     est=est, se=0.1, lower=est - half, upper=est + half, status="ok",
+                     bound_shift=0.02, bound_cap=0.0, bound_guard=0.03 if widen else 0.0)
+            )  # fmt: skip
+    t = anatomy(pd.DataFrame(rows))
+    assert t[["design", "alpha"]].values.tolist() == [["bad", 0.5]]
+    row = t.iloc[0]
+    bad = pd.DataFrame(rows[:40])
+    assert row["bias/SE"] == pytest.approx(bad.est.mean() / 0.1)
+    assert row["bound/SE"] == pytest.approx((0.02 + 0.03 / 4) / 0.1)
+    assert row["guard/SE"] == pytest.approx(0.075)
+    assert row["shortfall/SE"] == pytest.approx(row["bias/SE"] - row["bound/SE"])
+    assert row["widened"] == pytest.approx(0.25)
+    assert row["cover"] == pytest.approx(((bad.lower <= 0) & (bad.upper >= 0)).mean())
