@@ -7,9 +7,10 @@ do not oversubscribe the cores.
 Two tiers. The default run (README's ``python -m pytest``) keeps, for every estimator and
 every standard-error path, at least one small seeded Monte Carlo check that can fail, and
 stays under ten minutes on two cores. Tests marked ``extended`` (more validation cells of
-the same kind, longer Monte Carlo studies) are skipped there, with a reason that says how
-to run them: ``python -m pytest --extended`` (or ``PRIVINFER_EXTENDED=1``) runs both
-tiers, ``python -m pytest --extended -m extended`` the extended tier alone.
+the same kind, longer Monte Carlo studies, the two longest vignettes) are skipped there,
+with a reason that says how to run them: ``python -m pytest --extended`` (or
+``PRIVINFER_EXTENDED=1``) runs both tiers, ``python -m pytest --extended -m extended``
+the extended tier alone.
 """
 
 import os
@@ -33,7 +34,7 @@ def pytest_addoption(parser):
         default=False,
         dest="extended",
         help="also run the tests marked 'extended' (more seeded Monte Carlo cells; about "
-        "seven more minutes on two cores); PRIVINFER_EXTENDED=1 does the same",
+        "eight more minutes on two cores); PRIVINFER_EXTENDED=1 does the same",
     )
 
 

