@@ -35,8 +35,9 @@ def pytest_addoption(parser):
         action="store_true",
         default=False,
         dest="extended",
-        help="also run the tests marked 'extended' (more seeded Monte Carlo cells; about "
-        "eight more minutes on two cores); PRIVINFER_EXTENDED=1 does the same",
+        help="also run the tests marked 'extended' (longer seeded Monte Carlo checks, the two "
+        "longest vignettes; about eight more minutes on two cores); PRIVINFER_EXTENDED=1 "
+        "does the same",
     )
 
 
@@ -57,8 +58,8 @@ def pytest_configure(config):
     )
     config.addinivalue_line(
         "markers",
-        "extended: a longer seeded Monte Carlo check, skipped unless --extended "
-        "(or PRIVINFER_EXTENDED=1)",
+        "extended: a longer check (seeded Monte Carlo study, long vignette), skipped unless "
+        "--extended (or PRIVINFER_EXTENDED=1)",
     )
 
 
@@ -113,7 +114,7 @@ def pytest_collection_modifyitems(session, config, items):
             reason="extended tier: run with python -m pytest --extended (or PRIVINFER_EXTENDED=1)"
         )
         for it in items:
-            if "extended" in it.keywords:
+            if it.get_closest_marker("extended") is not None:
                 it.add_marker(skip)
     ranked = [(r, i, it) for i, it in enumerate(items) if (r := _heavy_rank(it)) is not None]
     if not ranked:

@@ -283,7 +283,7 @@ def test_level_rule_refuses_to_empty_a_level():
         pi.PublicTrimming.from_formula("d ~ w", rel).fit(threshold=0.3)
 
 
-@pytest.mark.extended  # the two-level rule's Monte Carlo above stays in the default run
+@pytest.mark.extended  # the level rule's exact checks (kept rows, refusals) stay
 def test_trimmed_fits_cover_the_trimmed_effects_of_several_levels():
     """Small seeded Monte Carlo of the multinomial rule (``benchmarks/mc_trimming.py
     --designs public_arms`` is the full study): three levels pushed apart by a public
