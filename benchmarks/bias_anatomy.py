@@ -18,59 +18,52 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
 import pandas as pd
+from validate import Z95, band_failures, summarise
 
 #: the parts of the bias bound that ``validate.py`` records per fit
 PARTS = ("bound_shift", "bound_cap", "bound_guard")
-Z95 = 1.959964
 
 
-def anatomy(reps: pd.DataFrame, band: float = 0.15, mc: float = 2.0) -> pd.DataFrame:
+def anatomy(reps: pd.DataFrame) -> pd.DataFrame:
     """One row per failing cell below ``alpha = 1`` (see the module docstring).
+
+    The cell metrics and the bias band are ``validate.py``'s own (:func:`summarise`,
+    :func:`band_failures`); only the bound parts and the widening are read here.
 
     Examples
     --------
-    >>> rows = [dict(design="d", alpha=0.5, n=4000, param="ATE", rep=r, truth=0.0,
-    ...              est=1.0 + 0.1 * (r % 2), se=1.0, lower=1.0 - Z95, upper=1.1 + Z95,
-    ...              status="ok", bound_shift=0.1, bound_cap=0.2, bound_guard=0.0)
+    >>> rows = [dict(design="d", alpha=0.5, n=4000, estimand="ATE", param="ATE", rep=r,
+    ...              truth=0.0, est=1.0 + 0.1 * (r % 2), se=1.0, lower=1.0 - Z95,
+    ...              upper=1.1 + Z95, status="ok", warnings="", names_n=False, seconds=1.0,
+    ...              bound_shift=0.1, bound_cap=0.2, bound_guard=0.0)
     ...         for r in range(10)]
     >>> t = anatomy(pd.DataFrame(rows))
     >>> t[["bias/SE", "bound/SE", "shortfall/SE", "widened"]].round(2).values.tolist()
     [[1.05, 0.3, 0.75, 1.0]]
     """
+    keys = ["design", "alpha", "n", "estimand", "param"]
+    cells = summarise(reps[reps.alpha < 1])
+    cells = cells[["bias" in band_failures(r) for r in cells.itertuples()]]
     d = reps[(reps.status == "ok") & (reps.alpha < 1)].copy()
-    d["err"] = d.est - d.truth
     d["bound"] = d[list(PARTS)].sum(axis=1)
     d["widened"] = (d.upper - d.lower) / 2 > Z95 * d.se * (1 + 1e-9)
-    d["covers"] = (d.lower <= d.truth) & (d.truth <= d.upper)
-    g = d.groupby(["design", "alpha", "n", "param"], sort=True)
-    t = g.agg(
-        R=("err", "size"),
-        bias=("err", "mean"),
-        sd=("err", "std"),
-        se=("se", "mean"),
-        bound=("bound", "mean"),
-        **{p: (p, "mean") for p in PARTS},
-        widened=("widened", "mean"),
-        cover=("covers", "mean"),
-    )
-    mcse = t.sd / np.sqrt(t.R)
-    t = t[t.bias.abs() - mc * mcse > band * t.se]
-    mcse = mcse.loc[t.index]
+    parts = d.groupby(keys, sort=True)[["bound", *PARTS, "widened"]].mean().reset_index()
+    t = cells.merge(parts, on=keys)
     out = pd.DataFrame(
         {
-            "R": t.R,
-            "bias/SE": t.bias / t.se,
-            "bias/MCSE": t.bias / mcse,
-            "bound/SE": t.bound / t.se,
-            **{f"{p.removeprefix('bound_')}/SE": t[p] / t.se for p in PARTS},
-            "shortfall/SE": (t.bias.abs() - t.bound) / t.se,
+            **{k: t[k] for k in ("design", "alpha", "n", "param")},
+            "R": t.reps,
+            "bias/SE": t.bias_se,
+            "bias/MCSE": t.bias / t.bias_mcse,
+            "bound/SE": t.bound / t.mean_se,
+            **{f"{p.removeprefix('bound_')}/SE": t[p] / t.mean_se for p in PARTS},
+            "shortfall/SE": (t.bias.abs() - t.bound) / t.mean_se,
             "widened": t.widened,
-            "cover": t.cover,
+            "cover": t.coverage,
         }
     )
-    return out.reset_index()
+    return out.reset_index(drop=True)
 
 
 def main(argv: list[str] | None = None) -> pd.DataFrame:

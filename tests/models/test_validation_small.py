@@ -386,8 +386,9 @@ def test_bias_anatomy_lists_the_cells_that_fail_the_bias_band_against_their_boun
             widen = rep % 4 == 0
             half = Z95 * 0.1 + (0.05 if widen else 0.0)
             rows.append(
-                dict(design=design, alpha=alpha, n=4000, param="ATE", rep=rep, truth=0.0,
-                     est=est, se=0.1, lower=est - half, upper=est + half, status="ok",
+                dict(design=design, alpha=alpha, n=4000, estimand="ATE", param="ATE", rep=rep,
+                     truth=0.0, est=est, se=0.1, lower=est - half, upper=est + half,
+                     status="ok", warnings="", names_n=False, seconds=1.0,
                      bound_shift=0.02, bound_cap=0.0, bound_guard=0.03 if widen else 0.0)
             )  # fmt: skip
     t = anatomy(pd.DataFrame(rows))
