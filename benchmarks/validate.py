@@ -27,6 +27,7 @@ Usage::
     python benchmarks/validate.py --designs kink_mixed --alphas 0.5 --n 4000 --no-tensor
     python benchmarks/validate.py --designs group_curves --alphas 1 --n 4000 --no-tail-tensor
     python benchmarks/validate.py --alphas 0.5 --n 4000 --interaction-margin 1
+    python benchmarks/validate.py --designs lognormal_clip --alphas 1 --n 1000 --riesz-undersmooth 10
     python benchmarks/validate.py --designs cps_lalonde --alphas 1 --n 4000 --min-arm-cap
     python benchmarks/validate.py --designs card_schooling --alphas 1 --no-support-rule
     python benchmarks/validate.py --designs wiggle_confound --alphas 0.7 --no-cap-sensitivity
@@ -136,6 +137,9 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     guard_sens = onestep._GUARD_SENSITIVITY  # --no-guard-sensitivity
     onestep._GUARD_SENSITIVITY = not task.get("no_guard_sensitivity", False)
     extrapolation = onestep._GUARD_EXTRAPOLATION  # --guard-extrapolation
+    undersmooth = nuisances._RIESZ_UNDERSMOOTH  # --riesz-undersmooth
+    if task.get("riesz_undersmooth") is not None:
+        nuisances._RIESZ_UNDERSMOOTH = float(task["riesz_undersmooth"])
     if task.get("guard_extrapolation") is not None:
         onestep._GUARD_EXTRAPOLATION = float(task["guard_extrapolation"])
     guard_switch = onestep._GUARD_SWITCH  # --guard-switch
@@ -182,6 +186,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         onestep._CAP_SENSITIVITY = cap_sens
         onestep._GUARD_SENSITIVITY = guard_sens
         onestep._GUARD_EXTRAPOLATION = extrapolation
+        nuisances._RIESZ_UNDERSMOOTH = undersmooth
         onestep._GUARD_SWITCH = guard_switch
         regularize.GUARD_WEIGHTS = guard_weights
         regularize.NOISE_GUARD = noise_guard
@@ -299,6 +304,7 @@ def make_tasks(
     guard_extrapolation: float | None = None,
     guard_switch: float | None = None,
     noise_guard: float | None = None,
+    riesz_undersmooth: float | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -341,6 +347,7 @@ def make_tasks(
                             "guard_extrapolation": guard_extrapolation,
                             "guard_switch": guard_switch,
                             "noise_guard": noise_guard,
+                            "riesz_undersmooth": riesz_undersmooth,
                         }
                     )
     return tasks
@@ -642,6 +649,14 @@ def main(argv: list[str] | None = None) -> None:
         "(privinfer.models._onestep._GUARD_EXTRAPOLATION)",
     )
     parser.add_argument(
+        "--riesz-undersmooth",
+        type=float,
+        default=None,
+        metavar="K",
+        help="the Riesz fits use their CV-chosen ridge divided by K (at least 1) "
+        "(privinfer.models._nuisances._RIESZ_UNDERSMOOTH)",
+    )
+    parser.add_argument(
         "--guard-weights",
         type=float,
         default=0.0,
@@ -800,6 +815,7 @@ def main(argv: list[str] | None = None) -> None:
             guard_extrapolation=args.guard_extrapolation,
             guard_switch=args.guard_switch,
             noise_guard=args.noise_guard,
+            riesz_undersmooth=args.riesz_undersmooth,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

@@ -1320,6 +1320,7 @@ def fit_crossfit(
     noiseless: np.ndarray | None = None,
     spare: Sequence[bool] | None = None,
     support_folds: FloatArray | None = None,
+    undersmooth: float = 1.0,
 ) -> CrossFitFits:
     r"""Choose sieve and ridge of one nuisance by private CV, then fit it for every fold.
 
@@ -1352,6 +1353,10 @@ def fit_crossfit(
         As in :func:`cv_spectral`.
     noiseless, spare, support_folds : optional
         As in :func:`cv_spectral` (used with a CV choice only).
+    undersmooth : float, default=1.0
+        The fits use the CV-chosen relative ridge divided by this factor (at least 1; a
+        research option of the models' Riesz fits); the comparison fit's ridge is kept
+        at most the fits' own.
 
     Returns
     -------
@@ -1374,6 +1379,8 @@ def fit_crossfit(
     G_folds = np.asarray(G_folds, dtype=float)
     rhs_folds = np.asarray(rhs_folds, dtype=float)
     F, J = rhs_folds.shape
+    if not undersmooth >= 1.0:
+        raise ValueError(f"fit_crossfit: undersmooth must be at least 1; got {undersmooth!r}.")
     choice = None
     if fixed_ridge is None:
         common_cv = GUARD_DIRECTIONS and not GUARD_DIRECTIONS_CV
@@ -1384,10 +1391,12 @@ def fit_crossfit(
                 noise_share=noise_share, spectra_cache=spectra_cache, margins=margins,
                 noiseless=noiseless, spare=spare, support_folds=support_folds,
             )  # fmt: skip
-        subset, rel = choice.subset, choice.relative_ridge
+        subset, rel = choice.subset, choice.relative_ridge / undersmooth
     else:
         subset, rel = np.arange(J), float(fixed_ridge)
     loose_pair = None if choice is None or not with_loose else loosest_plausible(choice, loosen)
+    if loose_pair is not None and undersmooth != 1.0:
+        loose_pair = (loose_pair[0], min(loose_pair[1], rel))
     richer = loose_pair is not None and candidates is not None and loose_pair[0] != choice.candidate
     loose_subset = np.asarray(candidates[loose_pair[0]]) if richer else subset
     coefs = np.zeros((F, J))

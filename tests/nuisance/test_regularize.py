@@ -163,6 +163,35 @@ def test_fit_crossfit_with_zero_ridge_is_least_squares_per_fold():
     assert fits.choice is None and fits.n_floored == 0
 
 
+def test_undersmoothed_fit_divides_the_cv_ridge_and_keeps_the_choice():
+    # the research option behind --riesz-undersmooth: the same CV choice, the fits at the
+    # chosen relative ridge over K (direct solves), the comparison fit never tighter
+    n, F = 1000, 5
+    G, c = _quintic_fold_stats(np.random.default_rng(2), n, F, lambda x: np.sin(2.0 * x), 3.0)
+    nr = np.full(F, n / F)
+    masks = ~np.eye(F, dtype=bool)
+    cands = [np.arange(2), np.arange(4), np.arange(6)]
+    base = fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0)
+    under = fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0, undersmooth=10.0)
+    assert base.choice.relative_ridge > 0  # the division is not vacuous
+    assert under.choice.candidate == base.choice.candidate
+    assert under.relative_ridge == pytest.approx(base.choice.relative_ridge / 10.0)
+    sub = base.choice.subset
+    P = np.eye(sub.size)
+    P[0, 0] = 0.0
+    for f in range(F):
+        Gs = G[masks[f]].mean(axis=0)[np.ix_(sub, sub)]
+        rt = c[masks[f]].mean(axis=0)[sub]
+        schur = Gs[1:, 1:] - np.outer(Gs[1:, 0], Gs[1:, 0]) / Gs[0, 0]
+        lam = under.relative_ridge * np.trace(schur) / (sub.size - 1)
+        np.testing.assert_allclose(
+            under.coefs[f, sub], np.linalg.solve(Gs + lam * P, rt), rtol=1e-6, atol=1e-8
+        )
+    assert not np.allclose(under.coefs, base.coefs)
+    with pytest.raises(ValueError, match="undersmooth must be at least 1"):
+        fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0, undersmooth=0.5)
+
+
 def test_noise_guard_zero_when_resolved_positive_when_swamped():
     rng = np.random.default_rng(5)
     F = 5
