@@ -140,6 +140,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     undersmooth = nuisances._RIESZ_UNDERSMOOTH  # --riesz-undersmooth
     if task.get("riesz_undersmooth") is not None:
         nuisances._RIESZ_UNDERSMOOTH = float(task["riesz_undersmooth"])
+    budget = nuisances._RIESZ_ENERGY_BUDGET  # --riesz-energy-budget
+    nuisances._RIESZ_ENERGY_BUDGET = task.get("riesz_energy_budget", budget)
     if task.get("guard_extrapolation") is not None:
         onestep._GUARD_EXTRAPOLATION = float(task["guard_extrapolation"])
     guard_switch = onestep._GUARD_SWITCH  # --guard-switch
@@ -187,6 +189,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         onestep._GUARD_SENSITIVITY = guard_sens
         onestep._GUARD_EXTRAPOLATION = extrapolation
         nuisances._RIESZ_UNDERSMOOTH = undersmooth
+        nuisances._RIESZ_ENERGY_BUDGET = budget
         onestep._GUARD_SWITCH = guard_switch
         regularize.GUARD_WEIGHTS = guard_weights
         regularize.NOISE_GUARD = noise_guard
@@ -305,6 +308,7 @@ def make_tasks(
     guard_switch: float | None = None,
     noise_guard: float | None = None,
     riesz_undersmooth: float | None = None,
+    riesz_energy_budget: float | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -348,6 +352,7 @@ def make_tasks(
                             "guard_switch": guard_switch,
                             "noise_guard": noise_guard,
                             "riesz_undersmooth": riesz_undersmooth,
+                            "riesz_energy_budget": riesz_energy_budget,
                         }
                     )
     return tasks
@@ -657,6 +662,14 @@ def main(argv: list[str] | None = None) -> None:
         "(privinfer.models._nuisances._RIESZ_UNDERSMOOTH)",
     )
     parser.add_argument(
+        "--riesz-energy-budget",
+        type=float,
+        default=None,
+        metavar="B",
+        help="with --riesz-undersmooth: only as far as the Riesz fits' second moment "
+        "grows by at most B times (privinfer.models._nuisances._RIESZ_ENERGY_BUDGET)",
+    )
+    parser.add_argument(
         "--guard-weights",
         type=float,
         default=0.0,
@@ -816,6 +829,7 @@ def main(argv: list[str] | None = None) -> None:
             guard_switch=args.guard_switch,
             noise_guard=args.noise_guard,
             riesz_undersmooth=args.riesz_undersmooth,
+            riesz_energy_budget=args.riesz_energy_budget,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

@@ -137,6 +137,10 @@ _PUBLIC_UNGUARDED = True
 #: and -0.16, with intervals 1.25 and 1.29 times as long and the same root mean squared
 #: error. A research switch of the validation suite (``--riesz-undersmooth``).
 _RIESZ_UNDERSMOOTH = 1.0
+#: With ``_RIESZ_UNDERSMOOTH``: the Riesz fits undersmooth only as far as their second
+#: moment in the arm grows by at most this factor (``fit_crossfit``'s ``energy_budget``;
+#: None: the whole factor). A research switch (``--riesz-energy-budget``).
+_RIESZ_ENERGY_BUDGET: float | None = None
 #: Which fits spare the public functions (with ``_PUBLIC_UNGUARDED``): ``"outcome"``
 #: (the default), ``"riesz"`` (the Riesz representers and the ATT's odds) or both. A
 #: research switch of the validation suite (``--spare-fits``). Measured on the same
@@ -496,6 +500,7 @@ def fit_series(
                 spare=_flags_of(cands, candidates, public_lead),
                 support_folds=support if group == "riesz" else None,
                 undersmooth=_RIESZ_UNDERSMOOTH if group == "riesz" else 1.0,
+                energy_budget=_RIESZ_ENERGY_BUDGET if group == "riesz" else None,
             )  # fmt: skip
         finally:
             regularize.GUARD_WEIGHTS, regularize.GUARD_DIRECTIONS = gamma, directions

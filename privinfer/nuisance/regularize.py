@@ -1321,6 +1321,7 @@ def fit_crossfit(
     spare: Sequence[bool] | None = None,
     support_folds: FloatArray | None = None,
     undersmooth: float = 1.0,
+    energy_budget: float | None = None,
 ) -> CrossFitFits:
     r"""Choose sieve and ridge of one nuisance by private CV, then fit it for every fold.
 
@@ -1357,6 +1358,13 @@ def fit_crossfit(
         The fits use the CV-chosen relative ridge divided by this factor (at least 1; a
         research option of the models' Riesz fits); the comparison fit's ridge is kept
         at most the fits' own.
+    energy_budget : float, optional
+        With ``undersmooth``: the factor is the largest of :math:`1, \sqrt{10}, 10,
+        \ldots` (up to ``undersmooth``) at which the fits' energy
+        :math:`\theta'G_{-f}\theta` (row-weighted over the folds; for a Riesz fit of an
+        arm, its second moment in the arm, the leading term of the one-step estimate's
+        variance) is at most ``energy_budget`` times that at the CV's ridge, and so is
+        every smaller factor's (a research option).
 
     Returns
     -------
@@ -1395,8 +1403,6 @@ def fit_crossfit(
     else:
         subset, rel = np.arange(J), float(fixed_ridge)
     loose_pair = None if choice is None or not with_loose else loosest_plausible(choice, loosen)
-    if loose_pair is not None and undersmooth != 1.0:
-        loose_pair = (loose_pair[0], min(loose_pair[1], rel))
     richer = loose_pair is not None and candidates is not None and loose_pair[0] != choice.candidate
     loose_subset = np.asarray(candidates[loose_pair[0]]) if richer else subset
     coefs = np.zeros((F, J))
@@ -1442,6 +1448,28 @@ def fit_crossfit(
                 spectra_cache.guards[key] = g
         return (max(min_ridge, g), 0.0, gm) if gm is None else (min_ridge, g, gm)
 
+    def energies(rels: FloatArray) -> FloatArray:
+        """Row-weighted mean over the folds of the fits' energy at each relative ridge."""
+        w = n_rows / n_rows.sum()
+        out = np.zeros(rels.size)
+        for f in range(F):
+            mask = np.asarray(train_masks[f], bool)
+            Gt, rt = train_average(G_folds, rhs_folds, n_rows, mask)
+            Gs = Gt[np.ix_(subset, subset)]
+            guard, lift, gm = guard_of(subset, mask, Gt, nl)
+            lams = np.maximum(rels * _penalised_scale(Gs), guard)
+            path, _ = ridge_path(guard_lift(Gs, lift, gm), rt[subset], lams)
+            out += w[f] * np.einsum("ri,ij,rj->r", path, Gs, path)
+        return out
+
+    if choice is not None and undersmooth > 1.0 and energy_budget is not None and rel > 0:
+        steps = 10.0 ** (np.arange(int(np.floor(2 * np.log10(undersmooth) + 1e-9)) + 1) / 2)
+        rels = choice.relative_ridge / steps
+        e = energies(rels)
+        ok = np.cumprod((e > 0) & (e <= energy_budget * e[0])).astype(bool)
+        rel = float(rels[int(np.flatnonzero(ok)[-1])]) if ok.any() else choice.relative_ridge
+    if loose_pair is not None and rel < (choice.relative_ridge if choice is not None else rel):
+        loose_pair = (loose_pair[0], min(loose_pair[1], rel))
     for f in range(F):
         Gt, rt = train_average(G_folds, rhs_folds, n_rows, np.asarray(train_masks[f], bool))
         Gs = Gt[np.ix_(subset, subset)]

@@ -188,6 +188,22 @@ def test_undersmoothed_fit_divides_the_cv_ridge_and_keeps_the_choice():
             under.coefs[f, sub], np.linalg.solve(Gs + lam * P, rt), rtol=1e-6, atol=1e-8
         )
     assert not np.allclose(under.coefs, base.coefs)
+    # an energy budget stops the undersmoothing where the fits' energy has grown by it
+    kw = dict(candidates=cands, noise_share=0.0, undersmooth=10.0)
+    free = fit_crossfit(G, c, nr, masks, energy_budget=np.inf, **kw)
+    np.testing.assert_array_equal(free.coefs, under.coefs)
+    none = fit_crossfit(G, c, nr, masks, energy_budget=0.5, **kw)
+    np.testing.assert_array_equal(none.coefs, base.coefs)
+
+    def energy(fits):
+        return np.mean([
+            fits.coefs[f] @ G[masks[f]].mean(axis=0) @ fits.coefs[f] for f in range(F)
+        ])  # fmt: skip
+
+    grown = energy(under) / energy(base)
+    assert grown > 1.0
+    part = fit_crossfit(G, c, nr, masks, energy_budget=0.999 * grown, **kw)
+    assert base.choice.relative_ridge / 10 < part.relative_ridge < base.choice.relative_ridge
     with pytest.raises(ValueError, match="undersmooth must be at least 1"):
         fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0, undersmooth=0.5)
 
