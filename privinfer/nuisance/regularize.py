@@ -1448,16 +1448,25 @@ def fit_crossfit(
                 spectra_cache.guards[key] = g
         return (max(min_ridge, g), 0.0, gm) if gm is None else (min_ridge, g, gm)
 
+    def fold_system(f: int) -> tuple[
+        np.ndarray, FloatArray, FloatArray, FloatArray, float, float, float | FloatArray,
+        np.ndarray | None,
+    ]:  # fmt: skip
+        """Estimation fold ``f``'s training mask, averages ``Gt`` and ``rt``, the chosen
+        sub-basis's block ``Gs``, its penalty scale and :func:`guard_of`'s three parts.
+        """
+        mask = np.asarray(train_masks[f], bool)
+        Gt, rt = train_average(G_folds, rhs_folds, n_rows, mask)
+        Gs = Gt[np.ix_(subset, subset)]
+        return (mask, Gt, rt, Gs, _penalised_scale(Gs), *guard_of(subset, mask, Gt, nl))
+
     def energies(rels: FloatArray) -> FloatArray:
         """Row-weighted mean over the folds of the fits' energy at each relative ridge."""
         w = n_rows / n_rows.sum()
         out = np.zeros(rels.size)
         for f in range(F):
-            mask = np.asarray(train_masks[f], bool)
-            Gt, rt = train_average(G_folds, rhs_folds, n_rows, mask)
-            Gs = Gt[np.ix_(subset, subset)]
-            guard, lift, gm = guard_of(subset, mask, Gt, nl)
-            lams = np.maximum(rels * _penalised_scale(Gs), guard)
+            _, _, rt, Gs, scale, guard, lift, gm = fold_system(f)
+            lams = np.maximum(rels * scale, guard)
             path, _ = ridge_path(guard_lift(Gs, lift, gm), rt[subset], lams)
             out += w[f] * np.einsum("ri,ij,rj->r", path, Gs, path)
         return out
@@ -1468,14 +1477,10 @@ def fit_crossfit(
         e = energies(rels)
         ok = np.cumprod((e > 0) & (e <= energy_budget * e[0])).astype(bool)
         rel = float(rels[int(np.flatnonzero(ok)[-1])]) if ok.any() else choice.relative_ridge
-    if loose_pair is not None and rel < (choice.relative_ridge if choice is not None else rel):
-        loose_pair = (loose_pair[0], min(loose_pair[1], rel))
+    if loose_pair is not None and choice is not None and rel < choice.relative_ridge:
+        loose_pair = (loose_pair[0], min(loose_pair[1], rel))  # never tighter than the fits
     for f in range(F):
-        Gt, rt = train_average(G_folds, rhs_folds, n_rows, np.asarray(train_masks[f], bool))
-        Gs = Gt[np.ix_(subset, subset)]
-        scale = _penalised_scale(Gs)
-        mask = np.asarray(train_masks[f], bool)
-        guard, lift, gm = guard_of(subset, mask, Gt, nl)
+        mask, Gt, rt, Gs, scale, guard, lift, gm = fold_system(f)
         if noise_share > 0 and choice is None and rel * scale < guard:
             needed = max(needed, guard / scale)
         # a fixed ridge is the user's: used as given (the guard only floors the looser
