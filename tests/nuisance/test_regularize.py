@@ -163,51 +163,6 @@ def test_fit_crossfit_with_zero_ridge_is_least_squares_per_fold():
     assert fits.choice is None and fits.n_floored == 0
 
 
-def test_undersmoothed_fit_divides_the_cv_ridge_and_keeps_the_choice():
-    # the research option behind --riesz-undersmooth: the same CV choice, the fits at the
-    # chosen relative ridge over K (direct solves), the comparison fit never tighter
-    n, F = 1000, 5
-    G, c = _quintic_fold_stats(np.random.default_rng(2), n, F, lambda x: np.sin(2.0 * x), 3.0)
-    nr = np.full(F, n / F)
-    masks = ~np.eye(F, dtype=bool)
-    cands = [np.arange(2), np.arange(4), np.arange(6)]
-    base = fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0)
-    under = fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0, undersmooth=10.0)
-    assert base.choice.relative_ridge > 0  # the division is not vacuous
-    assert under.choice.candidate == base.choice.candidate
-    assert under.relative_ridge == pytest.approx(base.choice.relative_ridge / 10.0)
-    sub = base.choice.subset
-    P = np.eye(sub.size)
-    P[0, 0] = 0.0
-    for f in range(F):
-        Gs = G[masks[f]].mean(axis=0)[np.ix_(sub, sub)]
-        rt = c[masks[f]].mean(axis=0)[sub]
-        schur = Gs[1:, 1:] - np.outer(Gs[1:, 0], Gs[1:, 0]) / Gs[0, 0]
-        lam = under.relative_ridge * np.trace(schur) / (sub.size - 1)
-        np.testing.assert_allclose(
-            under.coefs[f, sub], np.linalg.solve(Gs + lam * P, rt), rtol=1e-6, atol=1e-8
-        )
-    assert not np.allclose(under.coefs, base.coefs)
-    # an energy budget stops the undersmoothing where the fits' energy has grown by it
-    kw = dict(candidates=cands, noise_share=0.0, undersmooth=10.0)
-    free = fit_crossfit(G, c, nr, masks, energy_budget=np.inf, **kw)
-    np.testing.assert_array_equal(free.coefs, under.coefs)
-    none = fit_crossfit(G, c, nr, masks, energy_budget=0.5, **kw)
-    np.testing.assert_array_equal(none.coefs, base.coefs)
-
-    def energy(fits):
-        return np.mean([
-            fits.coefs[f] @ G[masks[f]].mean(axis=0) @ fits.coefs[f] for f in range(F)
-        ])  # fmt: skip
-
-    grown = energy(under) / energy(base)
-    assert grown > 1.0
-    part = fit_crossfit(G, c, nr, masks, energy_budget=0.999 * grown, **kw)
-    assert base.choice.relative_ridge / 10 < part.relative_ridge < base.choice.relative_ridge
-    with pytest.raises(ValueError, match="undersmooth must be at least 1"):
-        fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0, undersmooth=0.5)
-
-
 def test_noise_guard_zero_when_resolved_positive_when_swamped():
     rng = np.random.default_rng(5)
     F = 5
@@ -349,15 +304,20 @@ def _quintic_fold_stats(rng, n, F, mean, noise):
     return G, c
 
 
+def _sine_ladder(seed, n, F, noise):
+    """Fold statistics of y = sin(2x) + noise in a quintic, the leave-one-fold-out masks
+    and the linear, cubic and quintic candidates."""
+    G, c = _quintic_fold_stats(np.random.default_rng(seed), n, F, lambda x: np.sin(2.0 * x), noise)
+    cands = [np.arange(2), np.arange(4), np.arange(6)]
+    return G, c, np.full(F, n / F), ~np.eye(F, dtype=bool), cands
+
+
 def test_comparison_fit_loosens_the_sieve_as_far_as_the_cv_allows():
     # y = sin(2x): the CV picks the cubic, and the quintic is within one fold SE of it; the
     # comparison fit behind the bias bound is the richest sieve within one fold SE, at
     # its own scale, and is fitted on that sieve's functions
-    n, F = 4000, 5
-    G, c = _quintic_fold_stats(np.random.default_rng(5), n, F, lambda x: np.sin(2.0 * x), 1.0)
-    nr = np.full(F, n / F)
-    masks = ~np.eye(F, dtype=bool)
-    cands = [np.arange(2), np.arange(4), np.arange(6)]
+    F = 5
+    G, c, nr, masks, cands = _sine_ladder(5, 4000, F, 1.0)
     fits = fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0)
     cand, rel = loosest_plausible(fits.choice)
     t = fits.choice.table
@@ -377,17 +337,57 @@ def test_comparison_fit_loosens_the_sieve_as_far_as_the_cv_allows():
     sub = cands[cand]
     assert fits.choice.candidate == 1 and cand == 2  # a richer sieve (not vacuous)
     for f in range(F):
-        Gt = G[masks[f]].mean(axis=0)
-        rt = c[masks[f]].mean(axis=0)
-        Gs = Gt[np.ix_(sub, sub)]
-        P = np.eye(sub.size)
-        P[0, 0] = 0.0
-        schur = Gs[1:, 1:] - np.outer(Gs[1:, 0], Gs[1:, 0]) / Gs[0, 0]
-        lam = rel * np.trace(schur) / (sub.size - 1)  # relative to the penalised block
-        np.testing.assert_allclose(
-            fits.loose[f, sub], np.linalg.solve(Gs + lam * P, rt[sub]), rtol=1e-6, atol=1e-8
-        )
+        direct = _direct_ridge_fit(G, c, masks[f], sub, rel)
+        np.testing.assert_allclose(fits.loose[f, sub], direct, rtol=1e-6, atol=1e-8)
         assert np.all(fits.loose[f, np.setdiff1d(np.arange(6), sub)] == 0.0)
+
+
+def _direct_ridge_fit(G, c, mask, sub, rel):
+    """The ridge fit on sub-basis ``sub`` of the training folds ``mask`` by a direct solve:
+    relative ridge ``rel`` times the mean eigenvalue of the penalised block, the constant
+    unpenalised."""
+    Gs = G[mask].mean(axis=0)[np.ix_(sub, sub)]
+    rt = c[mask].mean(axis=0)[sub]
+    P = np.eye(sub.size)
+    P[0, 0] = 0.0
+    schur = Gs[1:, 1:] - np.outer(Gs[1:, 0], Gs[1:, 0]) / Gs[0, 0]
+    lam = rel * np.trace(schur) / (sub.size - 1)  # relative to the penalised block
+    return np.linalg.solve(Gs + lam * P, rt)
+
+
+def test_undersmoothed_fit_divides_the_cv_ridge_and_keeps_the_choice():
+    # the research option behind --riesz-undersmooth: the same CV choice, the fits at the
+    # chosen relative ridge over K (direct solves), the comparison fit never tighter
+    F = 5
+    G, c, nr, masks, cands = _sine_ladder(2, 1000, F, 3.0)
+    base = fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0)
+    under = fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0, undersmooth=10.0)
+    assert base.choice.relative_ridge > 0  # the division is not vacuous
+    assert under.choice.candidate == base.choice.candidate
+    assert under.relative_ridge == pytest.approx(base.choice.relative_ridge / 10.0)
+    sub = base.choice.subset
+    for f in range(F):
+        direct = _direct_ridge_fit(G, c, masks[f], sub, under.relative_ridge)
+        np.testing.assert_allclose(under.coefs[f, sub], direct, rtol=1e-6, atol=1e-8)
+    assert not np.allclose(under.coefs, base.coefs)
+    # an energy budget stops the undersmoothing where the fits' energy has grown by it
+    kw = dict(candidates=cands, noise_share=0.0, undersmooth=10.0)
+    free = fit_crossfit(G, c, nr, masks, energy_budget=np.inf, **kw)
+    np.testing.assert_array_equal(free.coefs, under.coefs)
+    none = fit_crossfit(G, c, nr, masks, energy_budget=0.5, **kw)
+    np.testing.assert_array_equal(none.coefs, base.coefs)
+
+    def energy(fits):
+        return np.mean([
+            fits.coefs[f] @ G[masks[f]].mean(axis=0) @ fits.coefs[f] for f in range(F)
+        ])  # fmt: skip
+
+    grown = energy(under) / energy(base)
+    assert grown > 1.0
+    part = fit_crossfit(G, c, nr, masks, energy_budget=0.999 * grown, **kw)
+    assert base.choice.relative_ridge / 10 < part.relative_ridge < base.choice.relative_ridge
+    with pytest.raises(ValueError, match="undersmooth must be at least 1"):
+        fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0, undersmooth=0.5)
 
 
 def test_bootstrap_refits_keep_the_sieves_the_cv_cannot_rule_out():
