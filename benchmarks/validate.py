@@ -27,7 +27,7 @@ Usage::
     python benchmarks/validate.py --designs kink_mixed --alphas 0.5 --n 4000 --no-tensor
     python benchmarks/validate.py --designs group_curves --alphas 1 --n 4000 --no-tail-tensor
     python benchmarks/validate.py --alphas 0.5 --n 4000 --interaction-margin 1
-    python benchmarks/validate.py --designs lognormal_clip --alphas 1 --n 1000 --riesz-undersmooth 10
+    python benchmarks/validate.py --designs lognormal_clip --alphas 1 --n 1000 --riesz-undersmooth 1
     python benchmarks/validate.py --designs cps_lalonde --alphas 1 --n 4000 --min-arm-cap
     python benchmarks/validate.py --designs card_schooling --alphas 1 --no-support-rule
     python benchmarks/validate.py --designs wiggle_confound --alphas 0.7 --no-cap-sensitivity
@@ -141,7 +141,10 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     if task.get("riesz_undersmooth") is not None:
         nuisances._RIESZ_UNDERSMOOTH = float(task["riesz_undersmooth"])
     budget = nuisances._RIESZ_ENERGY_BUDGET  # --riesz-energy-budget
-    nuisances._RIESZ_ENERGY_BUDGET = task.get("riesz_energy_budget", budget)
+    if task.get("riesz_energy_budget") is not None:
+        nuisances._RIESZ_ENERGY_BUDGET = float(task["riesz_energy_budget"])
+    us_private = nuisances._RIESZ_UNDERSMOOTH_PRIVATE  # --riesz-undersmooth-private
+    nuisances._RIESZ_UNDERSMOOTH_PRIVATE = bool(task.get("riesz_undersmooth_private", False))
     if task.get("guard_extrapolation") is not None:
         onestep._GUARD_EXTRAPOLATION = float(task["guard_extrapolation"])
     guard_switch = onestep._GUARD_SWITCH  # --guard-switch
@@ -190,6 +193,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         onestep._GUARD_EXTRAPOLATION = extrapolation
         nuisances._RIESZ_UNDERSMOOTH = undersmooth
         nuisances._RIESZ_ENERGY_BUDGET = budget
+        nuisances._RIESZ_UNDERSMOOTH_PRIVATE = us_private
         onestep._GUARD_SWITCH = guard_switch
         regularize.GUARD_WEIGHTS = guard_weights
         regularize.NOISE_GUARD = noise_guard
@@ -309,6 +313,7 @@ def make_tasks(
     noise_guard: float | None = None,
     riesz_undersmooth: float | None = None,
     riesz_energy_budget: float | None = None,
+    riesz_undersmooth_private: bool = False,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -353,6 +358,7 @@ def make_tasks(
                             "noise_guard": noise_guard,
                             "riesz_undersmooth": riesz_undersmooth,
                             "riesz_energy_budget": riesz_energy_budget,
+                            "riesz_undersmooth_private": riesz_undersmooth_private,
                         }
                     )
     return tasks
@@ -658,7 +664,8 @@ def main(argv: list[str] | None = None) -> None:
         type=float,
         default=None,
         metavar="K",
-        help="the Riesz fits use their CV-chosen ridge divided by K (at least 1) "
+        help="at alpha = 1 the Riesz fits use their CV-chosen ridge divided by up to K "
+        "(at least 1; 1: off; default 10) "
         "(privinfer.models._nuisances._RIESZ_UNDERSMOOTH)",
     )
     parser.add_argument(
@@ -666,8 +673,15 @@ def main(argv: list[str] | None = None) -> None:
         type=float,
         default=None,
         metavar="B",
-        help="with --riesz-undersmooth: only as far as the Riesz fits' second moment "
-        "grows by at most B times (privinfer.models._nuisances._RIESZ_ENERGY_BUDGET)",
+        help="undersmooth the Riesz fits only as far as their second moment grows by at "
+        "most B times (default 1.25; inf: the whole factor) "
+        "(privinfer.models._nuisances._RIESZ_ENERGY_BUDGET)",
+    )
+    parser.add_argument(
+        "--riesz-undersmooth-private",
+        action="store_true",
+        help="undersmooth the Riesz fits below alpha = 1 too "
+        "(privinfer.models._nuisances._RIESZ_UNDERSMOOTH_PRIVATE)",
     )
     parser.add_argument(
         "--guard-weights",
@@ -830,6 +844,7 @@ def main(argv: list[str] | None = None) -> None:
             noise_guard=args.noise_guard,
             riesz_undersmooth=args.riesz_undersmooth,
             riesz_energy_budget=args.riesz_energy_budget,
+            riesz_undersmooth_private=args.riesz_undersmooth_private,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

@@ -125,27 +125,35 @@ _PUBLIC_HEAD_START = True
 #: fits) made ``proxy_public``'s estimates (a public proxy of the private confounder)
 #: 1.2-1.7 times as spread. A research switch of the validation suite (``--common-guard``).
 _PUBLIC_UNGUARDED = True
-#: Research option (default 1: off): the Riesz fits (and the ATT's odds) use their
-#: CV-chosen relative ridge divided by this factor, an undersmoothed Riesz representer;
-#: the CV's choice of sub-basis and ridge, the comparison fit and the noise guard (which
-#: still floors the ridge below alpha = 1) are unchanged. The one-step estimator's bias
-#: is the product of the two fits' errors, and a ridge chosen by the Riesz loss
-#: :math:`E[\rho^2 - 2m(\rho)]` is tuned for the representer's mean squared error, not
-#: for that product. Measured on ``lognormal_clip`` at alpha = 1, n = 1000 (100
-#: replications, ``benchmarks/validate.py --seed 777``; validation page): a factor of 10
-#: took the biases of the ATE and E[Y(1)] from -0.43 and -0.49 standard errors to -0.21
-#: and -0.16, with intervals 1.25 and 1.29 times as long and the same root mean squared
-#: error; but under limited overlap the Riesz ridge holds the variance (``overlap_s`` at
-#: alpha = 1: root mean squared error up to 1.36 times at n = 4000 and 2.28 times at
-#: n = 1000), and below alpha = 1 it changes little. So it stays off. A research switch
-#: of the validation suite (``--riesz-undersmooth``).
-_RIESZ_UNDERSMOOTH = 1.0
-#: With ``_RIESZ_UNDERSMOOTH``: the Riesz fits undersmooth only as far as their second
-#: moment in the arm grows by at most this factor (``fit_crossfit``'s ``energy_budget``;
-#: None: the whole factor). With 10 and 1.25 it kept most of the gain on
-#: ``lognormal_clip`` and little of the cost on ``overlap_s``, but bought nothing below
-#: alpha = 1 (validation page); off. A research switch (``--riesz-energy-budget``).
-_RIESZ_ENERGY_BUDGET: float | None = None
+#: At ``alpha = 1`` the Riesz fits (and the ATT's odds) are undersmoothed: fitted at
+#: their CV-chosen relative ridge divided by the largest of 1, sqrt(10) and this factor
+#: at which their held-out second moment in the arm (the leading term of the one-step
+#: estimate's variance) grows by at most ``_RIESZ_ENERGY_BUDGET`` times
+#: (``fit_crossfit``'s ``undersmooth`` and ``energy_budget``); the CV's choice of
+#: sub-basis, the comparison fit and the outcome fits are unchanged. The one-step
+#: estimator's bias is the product of the two fits' errors, and the ridge that the Riesz
+#: loss :math:`E[\rho^2 - 2m(\rho)]` chooses is tuned for the representer's mean squared
+#: error, not for that product: with both fits on one sieve an unshrunk Riesz fit makes
+#: the estimate independent of the outcome fit's shrinkage. Measured (validation page,
+#: "Undersmoothing the Riesz fits"): on ``lognormal_clip`` at alpha = 1, n = 1000 (100
+#: replications) the biases of the ATE and E[Y(1)] went from -0.43 and -0.49 standard
+#: errors to -0.29 and -0.30, within the band, at the same root mean squared error; a
+#: fixed factor of 10 went further but cost up to 2.28 times the root mean squared error
+#: under limited overlap (``overlap_s``), and a budget read on the training folds up to
+#: 1.42 times on a 12-level factor (``factor_12``); this rule, at most 1.08 times on
+#: both. Set to 1 to turn it off (``benchmarks/validate.py --riesz-undersmooth 1``).
+_RIESZ_UNDERSMOOTH = 10.0
+#: The variance budget of ``_RIESZ_UNDERSMOOTH`` (None: the whole factor;
+#: ``--riesz-energy-budget``).
+_RIESZ_ENERGY_BUDGET: float | None = 1.5
+#: Research switch (default False): undersmooth below alpha = 1 too. There the bias sits
+#: in the noise guard and the sieve, the second moment the budget reads comes from the
+#: deconvolved Gram matrix (itself noisy), and it bought nothing (measured with a budget
+#: of 1.25 read on the training folds): the main designs at
+#: n = 4000 pass 52 of 64 cells with it as without, ``lognormal_clip``'s ATE and E[Y(1)]
+#: at alpha = 0.7 had 1.57-1.71 times the root mean squared error
+#: (``--riesz-undersmooth-private``).
+_RIESZ_UNDERSMOOTH_PRIVATE = False
 #: Which fits spare the public functions (with ``_PUBLIC_UNGUARDED``): ``"outcome"``
 #: (the default), ``"riesz"`` (the Riesz representers and the ATT's odds) or both. A
 #: research switch of the validation suite (``--spare-fits``). Measured on the same
@@ -483,6 +491,7 @@ def fit_series(
     ) -> CrossFitFits:
         cap = None if caps is None else (caps[1] if group == "odds" else caps[0][k])
         group = "riesz" if group == "odds" else group  # the odds are a Riesz fit
+        undersmoothed = group == "riesz" and (alpha >= 1.0 or _RIESZ_UNDERSMOOTH_PRIVATE)
         own, own_margins = capped(cap)
         cands = own
         if (
@@ -504,8 +513,8 @@ def fit_series(
                 noiseless=noiseless if group in _SPARE_FITS else None,
                 spare=_flags_of(cands, candidates, public_lead),
                 support_folds=support if group == "riesz" else None,
-                undersmooth=_RIESZ_UNDERSMOOTH if group == "riesz" else 1.0,
-                energy_budget=_RIESZ_ENERGY_BUDGET if group == "riesz" else None,
+                undersmooth=_RIESZ_UNDERSMOOTH if undersmoothed else 1.0,
+                energy_budget=_RIESZ_ENERGY_BUDGET if undersmoothed else None,
             )  # fmt: skip
         finally:
             regularize.GUARD_WEIGHTS, regularize.GUARD_DIRECTIONS = gamma, directions

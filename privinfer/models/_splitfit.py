@@ -255,13 +255,17 @@ def reference_riesz_moments(fits: SeriesFits, st: FoldStats, R: FloatArray) -> F
 
 
 def describe_fits(fits: SeriesFits, levels: list[Any]) -> tuple[tuple[str, str], ...]:
-    """Summary facts: each nuisance's chosen sieve size and relative ridge."""
+    """Summary facts: each nuisance's chosen sieve size and relative ridge (and, where a
+    Riesz fit was undersmoothed, the factor by which its ridge sits below the CV's).
+    """
 
     def one(fit: Any) -> str:
         if fit.choice is None:
             return f"full, ridge {fit.relative_ridge:.2g}"
         size = fit.choice.subset.size
-        return f"{size} fns, ridge {fit.relative_ridge:.2g}"
+        cv = fit.choice.relative_ridge
+        under = f" (CV/{cv / fit.relative_ridge:.2g})" if fit.relative_ridge < cv else ""
+        return f"{size} fns, ridge {fit.relative_ridge:.2g}{under}"
 
     facts = [(f"Outcome[{lv}]:", one(fit)) for lv, fit in zip(levels, fits.outcome, strict=True)]
     facts += [(f"Riesz[{lv}]:", one(fit)) for lv, fit in zip(levels, fits.riesz, strict=False)]

@@ -1355,16 +1355,20 @@ def fit_crossfit(
     noiseless, spare, support_folds : optional
         As in :func:`cv_spectral` (used with a CV choice only).
     undersmooth : float, default=1.0
-        The fits use the CV-chosen relative ridge divided by this factor (at least 1; a
-        research option of the models' Riesz fits); the comparison fit's ridge is kept
-        at most the fits' own.
+        The fits use the CV-chosen relative ridge divided by this factor (at least 1; the
+        models' Riesz fits at ``alpha = 1``); the comparison fit's ridge is kept at most
+        the fits' own.
     energy_budget : float, optional
         With ``undersmooth``: the factor is the largest of :math:`1, \sqrt{10}, 10,
-        \ldots` (up to ``undersmooth``) at which the fits' energy
-        :math:`\theta'G_{-f}\theta` (row-weighted over the folds; for a Riesz fit of an
-        arm, its second moment in the arm, the leading term of the one-step estimate's
-        variance) is at most ``energy_budget`` times that at the CV's ridge, and so is
-        every smaller factor's (a research option).
+        \ldots` (up to ``undersmooth``) at which the fits' energy on their estimation
+        folds, :math:`\sum_f (n_f/n)\,\hat\theta_{-f}'G_f\hat\theta_{-f}` (for a Riesz
+        fit of an arm, its held-out second moment in the arm, the leading term of the
+        one-step estimate's variance), is at most ``energy_budget`` times that at the
+        CV's ridge, and so is every smaller factor's. Held out, not on the training folds:
+        the training energy of a less-penalised fit understates what it costs where few
+        rows carry a direction (a 12-level factor with 80% of the rows on two levels:
+        1.2-1.4 times the root mean squared error at ``alpha = 1``, ``n = 4000``, against
+        at most 1.04 held out).
 
     Returns
     -------
@@ -1461,14 +1465,17 @@ def fit_crossfit(
         return (mask, Gt, rt, Gs, _penalised_scale(Gs), *guard_of(subset, mask, Gt, nl))
 
     def energies(rels: FloatArray) -> FloatArray:
-        """Row-weighted mean over the folds of the fits' energy at each relative ridge."""
+        """Row-weighted mean over the folds of the fits' energy on their estimation fold
+        at each relative ridge.
+        """
         w = n_rows / n_rows.sum()
         out = np.zeros(rels.size)
         for f in range(F):
             _, _, rt, Gs, scale, guard, lift, gm = fold_system(f)
             lams = np.maximum(rels * scale, guard)
             path, _ = ridge_path(guard_lift(Gs, lift, gm), rt[subset], lams)
-            out += w[f] * np.einsum("ri,ij,rj->r", path, Gs, path)
+            Gf = G_folds[f][np.ix_(subset, subset)]
+            out += w[f] * np.einsum("ri,ij,rj->r", path, Gf, path)
         return out
 
     if choice is not None and undersmooth > 1.0 and energy_budget is not None and rel > 0:

@@ -356,8 +356,8 @@ def _direct_ridge_fit(G, c, mask, sub, rel):
 
 
 def test_undersmoothed_fit_divides_the_cv_ridge_and_keeps_the_choice():
-    # the research option behind --riesz-undersmooth: the same CV choice, the fits at the
-    # chosen relative ridge over K (direct solves), the comparison fit never tighter
+    # the models' Riesz fits at alpha = 1 (--riesz-undersmooth): the same CV choice, the
+    # fits at the chosen relative ridge over K (direct solves)
     F = 5
     G, c, nr, masks, cands = _sine_ladder(2, 1000, F, 3.0)
     base = fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0)
@@ -378,14 +378,23 @@ def test_undersmoothed_fit_divides_the_cv_ridge_and_keeps_the_choice():
     np.testing.assert_array_equal(none.coefs, base.coefs)
 
     def energy(fits):
-        return np.mean([
-            fits.coefs[f] @ G[masks[f]].mean(axis=0) @ fits.coefs[f] for f in range(F)
-        ])  # fmt: skip
+        # each fold's fit on its own estimation fold, row-weighted (held out, not training)
+        w = nr / nr.sum()
+        return sum(w[f] * fits.coefs[f] @ G[f] @ fits.coefs[f] for f in range(F))
 
     grown = energy(under) / energy(base)
     assert grown > 1.0
     part = fit_crossfit(G, c, nr, masks, energy_budget=0.999 * grown, **kw)
     assert base.choice.relative_ridge / 10 < part.relative_ridge < base.choice.relative_ridge
+    # the middle step is taken exactly when its held-out energy is within the budget
+    mid = fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0, undersmooth=10**0.5)
+    step = energy(mid) / energy(base)
+    assert 1.0 < step < grown
+    np.testing.assert_array_equal(
+        fit_crossfit(G, c, nr, masks, energy_budget=1.001 * step, **kw).coefs, mid.coefs
+    )
+    low = fit_crossfit(G, c, nr, masks, energy_budget=0.999 * step, **kw)
+    np.testing.assert_array_equal(low.coefs, base.coefs)
     with pytest.raises(ValueError, match="undersmooth must be at least 1"):
         fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0, undersmooth=0.5)
 

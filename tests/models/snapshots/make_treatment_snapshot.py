@@ -15,7 +15,10 @@ of the other columns (``ate_mixed_public``, ``ate_weights_public``,
 ``att_cluster_weights``: estimates by 0.01, 0.10 and 0.15 SE, ``bse`` by -4% to +4%), and
 for the indefinite Gram matrices that the ridges regularise becoming a summary note
 instead of a warning (fourteen cases lost an ``IndefiniteGramWarning``; no number moved),
-and must only be regenerated
+and for the Riesz fits undersmoothed within a variance budget at alpha = 1 (four cases:
+``ate_kernel_a1_bw`` by -0.38 SE, ``functional_a1`` by +0.05 SE, ``att_auto_a1`` and
+``pom_3levels_a1`` by at most 0.01 SE; ``bse`` by +0.2% to +5.7%), and must only be
+regenerated
 when a change of numbers or warnings is intended:
 ``python tests/models/snapshots/make_treatment_snapshot.py [CASE ...]`` (named cases
 only, or all).
