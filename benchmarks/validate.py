@@ -674,7 +674,7 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         metavar="B",
         help="undersmooth the Riesz fits only as far as their second moment grows by at "
-        "most B times (default 1.25; inf: the whole factor) "
+        "most B times (default 1.5; inf: the whole factor) "
         "(privinfer.models._nuisances._RIESZ_ENERGY_BUDGET)",
     )
     parser.add_argument(

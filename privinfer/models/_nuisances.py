@@ -149,10 +149,9 @@ _RIESZ_ENERGY_BUDGET: float | None = 1.5
 #: Research switch (default False): undersmooth below alpha = 1 too. There the bias sits
 #: in the noise guard and the sieve, the second moment the budget reads comes from the
 #: deconvolved Gram matrix (itself noisy), and it bought nothing (measured with a budget
-#: of 1.25 read on the training folds): the main designs at
-#: n = 4000 pass 52 of 64 cells with it as without, ``lognormal_clip``'s ATE and E[Y(1)]
-#: at alpha = 0.7 had 1.57-1.71 times the root mean squared error
-#: (``--riesz-undersmooth-private``).
+#: of 1.25 read on the training folds): the main designs at n = 4000 pass 52 of 64 cells
+#: with it as without, and ``lognormal_clip``'s ATE and E[Y(1)] at alpha = 0.7 had
+#: 1.57-1.71 times the root mean squared error (``--riesz-undersmooth-private``).
 _RIESZ_UNDERSMOOTH_PRIVATE = False
 #: Which fits spare the public functions (with ``_PUBLIC_UNGUARDED``): ``"outcome"``
 #: (the default), ``"riesz"`` (the Riesz representers and the ATT's odds) or both. A
