@@ -52,10 +52,9 @@ COLS = [f"x{j}" for j in range(K)]
 def _release(
     n: int, alpha: float, seed: int = 0, public: int = 0
 ) -> tuple[pd.DataFrame, pi.AlphaIdentity]:
-    data, mech = make_data(n, seed, public)
-    if alpha != mech.alpha:
-        mech = pi.AlphaIdentity(alpha, mech.reference)
-    return data, mech
+    # released at ``alpha`` itself: a release at 0.5 analysed with another mechanism is
+    # refused (the mechanism must match the one that made the release)
+    return make_data(n, seed, public, alpha)
 
 
 def fit_privinfer(

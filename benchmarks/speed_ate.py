@@ -30,9 +30,11 @@ import privinfer as pi
 K = 20
 
 
-def make_data(n: int, seed: int = 0, public: int = 0) -> tuple[pd.DataFrame, pi.AlphaIdentity]:
+def make_data(
+    n: int, seed: int = 0, public: int = 0, alpha: float = 0.5
+) -> tuple[pd.DataFrame, pi.AlphaIdentity]:
     """Released data of ``n`` rows and its mechanism; the last ``public`` covariates are
-    published unchanged (no reference), the others released at alpha = 0.5."""
+    published unchanged (no reference), the others released at ``alpha``."""
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, (n, K))
     score = X[:, :5] @ np.array([0.5, -0.5, 0.3, 0.2, -0.2])
@@ -41,7 +43,7 @@ def make_data(n: int, seed: int = 0, public: int = 0) -> tuple[pd.DataFrame, pi.
     cols = [f"x{j}" for j in range(K)]
     raw = pd.DataFrame(X, columns=cols).assign(y=y, d=d)
     private, pub = cols[: K - public], cols[K - public :]
-    mech = pi.AlphaIdentity(0.5, {c: pi.reference.Uniform(-1, 1) for c in private})
+    mech = pi.AlphaIdentity(alpha, {c: pi.reference.Uniform(-1, 1) for c in private})
     return mech.privatize(raw, public=["y", "d", *pub], random_state=seed + 1), mech
 
 
