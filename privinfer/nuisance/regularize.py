@@ -1465,6 +1465,9 @@ def fit_crossfit(
         Gs = Gt[np.ix_(subset, subset)]
         return (mask, Gt, rt, Gs, _penalised_scale(Gs), *guard_of(subset, mask, Gt, nl))
 
+    # each fold's training system, built once for the energy budget and the fits
+    systems = [fold_system(f) for f in range(F)]
+
     def energies(rels: FloatArray) -> FloatArray:
         """Row-weighted mean over the folds of the fits' energy on their estimation fold
         at each relative ridge.
@@ -1472,7 +1475,7 @@ def fit_crossfit(
         w = n_rows / n_rows.sum()
         out = np.zeros(rels.size)
         for f in range(F):
-            _, _, rt, Gs, scale, guard, lift, gm = fold_system(f)
+            _, _, rt, Gs, scale, guard, lift, gm = systems[f]
             lams = np.maximum(rels * scale, guard)
             path, _ = ridge_path(guard_lift(Gs, lift, gm), rt[subset], lams)
             Gf = G_folds[f][np.ix_(subset, subset)]
@@ -1488,7 +1491,7 @@ def fit_crossfit(
     if loose_pair is not None and choice is not None and rel < choice.relative_ridge:
         loose_pair = (loose_pair[0], min(loose_pair[1], rel))  # never tighter than the fits
     for f in range(F):
-        mask, Gt, rt, Gs, scale, guard, lift, gm = fold_system(f)
+        mask, Gt, rt, Gs, scale, guard, lift, gm = systems[f]
         if noise_share > 0 and choice is None and rel * scale < guard:
             needed = max(needed, guard / scale)
         # a fixed ridge is the user's: used as given (the guard only floors the looser
