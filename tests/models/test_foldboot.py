@@ -33,6 +33,9 @@ def _fit(raw, seed, **options):
         )
 
 
+# a 24-replication Monte Carlo (about 45 s): in the extended tier, so that the default run
+# stays under ten minutes on two cores; the bootstrap's other tests stay in the default run
+@pytest.mark.extended
 def test_bootstrap_se_tracks_the_monte_carlo_spread_where_the_influence_se_does_not():
     # at n * alpha^2 = 500 the noisy nuisance fits (and their CV choices) add variance that
     # the influence values miss; the bootstrap must see a clear part of it
