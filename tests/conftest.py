@@ -9,7 +9,8 @@ checks that can fail (limited overlap at alpha = 1, a skewed top-coded covariate
 it, the small-n warning rule, the fold-block bootstrap, the kernel route, GMM, PML,
 functionals, DPOT's cost) next to the exact and agreement tests, and stays under ten
 minutes on two cores. Tests marked ``extended`` (more validation cells of
-the same kind, longer Monte Carlo studies, the two longest vignettes) are skipped there,
+the same kind, longer Monte Carlo studies, the two longest vignettes, the Sphinx build
+of the docs) are skipped there,
 with a reason that says how to run them: ``python -m pytest --extended`` (or
 ``PRIVINFER_EXTENDED=1``) runs both tiers, ``python -m pytest --extended -m extended``
 the extended tier alone.

@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
+@pytest.mark.extended  # a minute of the default run; CI runs the extended tier too
 def test_sphinx_build_is_warning_free(tmp_path):
     pytest.importorskip("sphinx")
     pytest.importorskip("numpydoc")

@@ -18,6 +18,7 @@ FILES = (
     "tests/models/test_inference_extras.py",
     "tests/test_trimming.py",
     "tests/models/test_foldboot.py",
+    "tests/test_docs.py",
 )
 
 
@@ -46,11 +47,13 @@ def test_the_switch_and_the_variable_select_the_extended_tier():
     assert ONE in ids
     # the seven validation cells moved out of the default run, six other Monte Carlo
     # studies (heterogeneous ATT, weighted, clustered, trimmed with two and three levels,
-    # the bootstrap SE against the Monte Carlo spread) and the two longest vignettes
+    # the bootstrap SE against the Monte Carlo spread), the two longest vignettes and the
+    # warning-free Sphinx build of the docs
     cells = [i for i in ids if "test_validation_cell_within_bands" in i]
     assert len(cells) == 7, cells
     assert len([i for i in ids if "test_vignette_runs" in i]) == 2, ids
-    assert len(ids) == 15, ids
+    assert len(ids) == 16, ids
+    assert "tests/test_docs.py::test_sphinx_build_is_warning_free" in ids
     # the variable does what the switch does: the extended test is planned, not skipped
     proc = _pytest("-q", "-rs", "--setup-plan", ONE, extended_env="1")
     assert proc.returncode == 0, proc.stdout[-3000:]
