@@ -635,9 +635,10 @@ def private_cv_kernel(
     negative, and a fit that does worse than predicting zero (held-out risk
     :math:`\overline{Y^2_f}`) is useless. The private risk is unbiased but unbounded
     below: at a small bandwidth the deconvolved denominators of many held-out points are
-    floored, and the fold risks swing to large negative values (observed: -393 against
-    about 1 for sensible bandwidths, n = 800 at ``alpha = 0.8``, with a quarter of the
-    predictions floored). A candidate whose risk is negative or above the zero fit's on
+    floored, and the fold risks swing below zero or above the zero fit's (n = 400 at
+    ``alpha = 0.5``; before the kernel regression floored denominators at the round-off
+    level too, mean risks reached -393 against about 1 for sensible bandwidths at
+    n = 800, ``alpha = 0.8``). A candidate whose risk is negative or above the zero fit's on
     some fold is chosen only when no candidate passes on every fold (then, among those
     whose fold risks are all non-negative, and failing that the widest bandwidth). The
     ``table`` says which candidates were ``admissible``. The models' series CV applies the

@@ -72,6 +72,11 @@ FloorAction = Literal["clip", "trim", "raise"]
 _GRID_BY_DIM = {1: 2048, 2: 256, 3: 64, 4: 24}
 #: Gaussian kernels are truncated at this many bandwidths on the grid (mass lost < 1e-6).
 _GAUSS_CUT = 5.0
+#: Deconvolved denominators below this fraction of the largest are floored whatever
+#: alpha: the binned sums' round-off (about 1e-16 of the largest, times the FFT's growth)
+#: and the truncated Gaussian tails leave such a denominator, and its numerator, without
+#: a correct digit (a point more than ``_GAUSS_CUT`` bandwidths from every row).
+_NUMERIC_FLOOR = 1e-10
 #: Local-linear fits fall back to Nadaraya–Watson where the local (kernel-weighted)
 #: variance of some coordinate is below this fraction of its squared bandwidth.
 _LL_VAR_FLOOR = 1e-2
@@ -682,7 +687,9 @@ def private_kernel_regression(
     grid_size : int, optional
         Grid nodes per continuous dimension (default 2048, 256, 64, 24 for d = 1..4).
     floor_sd : float, default=2.0
-        Denominators below ``floor_sd * (1 - alpha) * se(D)`` count as floored.
+        Denominators below ``floor_sd * (1 - alpha) * se(D)`` count as floored, and at
+        any ``alpha`` those below ``1e-10`` of the largest (round-off level: a point more
+        than five bandwidths from every row, where the ratio has no correct digit).
     on_floor : {"clip", "trim", "raise"}, default="clip"
         ``"clip"`` fills the missing mass with the private mean response,
         :math:`(\hat N + (f - \hat D)\hat{\bar y})/f`; ``"trim"`` returns NaN there;
@@ -937,7 +944,10 @@ def _deconvolved_predictions(
         )
     raw0 = terms["data1"][:, 0]
     se = np.sqrt(np.maximum(terms["sq"] - raw0**2, 0.0) / n) / alpha
-    floor = floor_sd * (1.0 - alpha) * se
+    # the statistical floor (none at alpha = 1), and a numerical one: a denominator below
+    # _NUMERIC_FLOOR of the largest is at the round-off level of the binned sums (a point
+    # many bandwidths from every row), where the ratio T / S would be noise
+    floor = np.maximum(floor_sd * (1.0 - alpha) * se, _NUMERIC_FLOOR * float(np.max(dens)))
     floored = dens <= floor
     n_floored = int(floored.sum())
     if n_floored and on_floor == "raise":

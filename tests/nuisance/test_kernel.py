@@ -143,3 +143,25 @@ def test_speed_n_1e5_d_2():
     res = private_kernel_regression(y, z, alpha=0.6, reference=ref, bandwidth=0.05)
     assert time.perf_counter() - t0 < 5.0
     assert res.predictions.shape == (100_000,)
+
+
+@pytest.mark.parametrize("method", ["binned", "exact"])
+def test_a_point_many_bandwidths_from_every_row_is_floored_even_at_alpha_one(method):
+    """At alpha = 1 there is no statistical floor, but a denominator at the round-off
+    level (a point more than five bandwidths from every row) has no correct digit: the
+    binned ratio there left the range of the responses (-0.84 against responses in
+    [1.79, 4.20]) and, in the kernel outcome route, one such held-out row carried 99% of an
+    ATE's variance. Such points are floored and filled with the mean response."""
+    rng = np.random.default_rng(0)
+    n = 500
+    x = np.column_stack([rng.uniform(0, 10, n), rng.uniform(0, 1, n)])
+    y = 3 + np.sin(x[:, 0]) + rng.normal(scale=0.1, size=n)
+    ref = KernelReference.uniform_grid([(0.0, 10.0), (-1.0, 1.0)], m=64)
+    ev = np.array([[5.0, -0.99], [2.0, -0.9], [5.0, 0.5]])  # the first two are isolated
+    fit = private_kernel_regression(
+        y, x, alpha=1.0, reference=ref, x_eval=ev, method=method, warn=False
+    )
+    assert fit.floored.tolist() == [True, True, False]
+    np.testing.assert_allclose(fit.predictions[:2], y.mean(), rtol=1e-4)
+    assert y.min() < fit.predictions[2] < y.max()
+    assert fit.diagnostics.n_floored == 2
