@@ -886,6 +886,7 @@ class TreatmentModel:
                 public_lead=None if cands is None else [", public +" in d for d, _ in cands],
                 caps=caps,
                 guard_scale=guard_scale,
+                undersmooth_riesz=o.outcome_model == "series",
             )
 
         # pass 1: per fold x arm sufficient statistics (per fold x block x arm when the

@@ -17,7 +17,9 @@ for the indefinite Gram matrices that the ridges regularise becoming a summary n
 instead of a warning (fourteen cases lost an ``IndefiniteGramWarning``; no number moved),
 and for the Riesz fits undersmoothed within a variance budget at alpha = 1 (four cases:
 ``ate_kernel_a1_bw`` by -0.38 SE, ``functional_a1`` by +0.05 SE, ``att_auto_a1`` and
-``pom_3levels_a1`` by at most 0.01 SE; ``bse`` by +0.2% to +5.7%), and must only be
+``pom_3levels_a1`` by at most 0.01 SE; ``bse`` by +0.2% to +5.7%), and for that rule
+leaving the kernel outcome route (``ate_kernel_a1_bw`` back to its value before it, to
+the last bit), and must only be
 regenerated
 when a change of numbers or warnings is intended:
 ``python tests/models/snapshots/make_treatment_snapshot.py [CASE ...]`` (named cases
