@@ -64,6 +64,14 @@ def diagnose(
     notes: list[str] = []
     if o.outcome_model == "kernel":
         notes.append("Kernel outcome regression: reference error not decomposed.")
+        floored = max(r.kernel_floored for r in reps)
+        if floored:
+            notes.append(
+                f"Kernel outcome regression: {floored} held-out row(s) had a kernel "
+                "denominator below its floor (too few training rows of their treatment "
+                "level nearby) and were predicted by that level's mean response; a larger "
+                "kernel_bandwidth gives fewer."
+            )
     elif o.riesz == "auto" and not ref.exact:
         assert first.terms is not None
         scale = (1.0 - alpha) / alpha / first.n

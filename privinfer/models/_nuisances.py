@@ -592,6 +592,9 @@ class KernelOutcome:
     at_ref: FloatArray
     P_ref: FloatArray
     weights: FloatArray
+    #: held-out rows whose own arm's fit was floored (below alpha = 1 the denominator's
+    #: noise floor, at any alpha the round-off floor: predicted by the arm's mean response)
+    n_floored: int = 0
 
     def at(self, A: FloatArray | None, Phi: FloatArray, sl: slice) -> OutcomeElements:
         r"""Values; :math:`\bar Q\hat\mu_k`, :math:`\bar Q\hat\mu_k^2` from the reference points."""
@@ -630,6 +633,7 @@ def kernel_outcome(
     x_eval = np.vstack([inputs.U_priv[rows], reference.U])
     at_rows = np.empty((rows.size, L))
     at_ref = np.empty((reference.n_points, L))
+    n_floored = 0
     for k in range(L):
         tr = train[inputs.d[train] == k]
         h: Any = bandwidth
@@ -656,7 +660,9 @@ def kernel_outcome(
         )
         at_rows[:, k] = fit.predictions[: rows.size]
         at_ref[:, k] = fit.predictions[rows.size :]
-    return KernelOutcome(at_rows, at_ref, P_ref, reference.weights)
+        own = inputs.d[rows] == k
+        n_floored += int(np.count_nonzero(fit.floored[: rows.size][own]))
+    return KernelOutcome(at_rows, at_ref, P_ref, reference.weights, n_floored)
 
 
 Outcome = SeriesOutcome | KernelOutcome

@@ -1010,6 +1010,7 @@ class TreatmentModel:
             riesz_ref2=reference_riesz_moments(fits, st, ref.outer),
             regularisation=describe_fits(fits, x.levels),
             indefinite=indefinite(fits, x.levels),
+            kernel_floored=sum(getattr(nu.outcome, "n_floored", 0) for nu in nuisances),
             boot_se=None if boot is None else boot.se,
             boot_cov=None if boot is None else boot.cov,
             guard_directions=regularize.GUARD_DIRECTIONS,

@@ -93,6 +93,8 @@ class SplitFit:
     regularisation: tuple[tuple[str, str], ...]
     #: (label, smallest eigenvalue) of every indefinite deconvolved Gram matrix (all rows)
     indefinite: tuple[tuple[str, float], ...] = ()
+    #: kernel outcome route: held-out rows whose own arm's fit was floored
+    kernel_floored: int = 0
     #: noise of ``shift``: its spread over the held-out folds, or the bootstrap's if larger
     shift_se: FloatArray | None = None
     #: fold-block bootstrap standard errors of ``est`` (None: not computed)

@@ -19,7 +19,8 @@ and for the Riesz fits undersmoothed within a variance budget at alpha = 1 (four
 ``ate_kernel_a1_bw`` by -0.38 SE, ``functional_a1`` by +0.05 SE, ``att_auto_a1`` and
 ``pom_3levels_a1`` by at most 0.01 SE; ``bse`` by +0.2% to +5.7%), and for that rule
 leaving the kernel outcome route (``ate_kernel_a1_bw`` back to its value before it, to
-the last bit), and must only be
+the last bit) and for the kernel route's note on floored held-out rows (three cases
+below alpha = 1 gained it; no number moved), and must only be
 regenerated
 when a change of numbers or warnings is intended:
 ``python tests/models/snapshots/make_treatment_snapshot.py [CASE ...]`` (named cases
