@@ -1010,7 +1010,9 @@ class TreatmentModel:
             riesz_ref2=reference_riesz_moments(fits, st, ref.outer),
             regularisation=describe_fits(fits, x.levels),
             indefinite=indefinite(fits, x.levels),
-            kernel_floored=sum(getattr(nu.outcome, "n_floored", 0) for nu in nuisances),
+            kernel_floored=sum(
+                nu.outcome.n_floored for nu in nuisances if isinstance(nu.outcome, KernelOutcome)
+            ),
             boot_se=None if boot is None else boot.se,
             boot_cov=None if boot is None else boot.cov,
             guard_directions=regularize.GUARD_DIRECTIONS,
