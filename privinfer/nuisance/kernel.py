@@ -959,9 +959,8 @@ def _deconvolved_predictions(
     # (a regression on the public covariates alone; never inverted)
     p0 = terms["pub1"][:, 0]
     ybar = np.where(p0 > 0, terms["puby"][:, 0] / np.where(p0 > 0, p0, 1.0), float(y.mean()))
-    f_eff = np.maximum(floor, 1e-12 * float(np.max(dens)))
     nw = np.where(
-        floored, (T[:, 0] + (f_eff - dens) * ybar) / f_eff, T[:, 0] / np.where(floored, 1.0, dens)
+        floored, (T[:, 0] + (floor - dens) * ybar) / floor, T[:, 0] / np.where(floored, 1.0, dens)
     )
     pred = nw
     n_fallback = 0
