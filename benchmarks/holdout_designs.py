@@ -306,6 +306,31 @@ rare binary outcome::
   square of a private uniform, the effect on the logit scale grows in the first; the
   propensity is monotone in both; a public dummy.
 
+A fifteenth round of three, written on 2026-12-07 before any run and never used to tune
+anything (a two-replication run checked only that they run), for what no round had: an
+atom inside the support of a continuous private covariate with a kink at it, a private
+covariate that is prognostic only (it moves the outcome, not the treatment), and
+covariates and outcome in raw dollars (scales of 1e5 next to shares in [0, 1])::
+
+    python benchmarks/validate.py --designs hours_spike,prognostic_only,dollar_scale \
+--alphas 1,0.7,0.5 --n 4000 --reps 40 --estimands ATE,ATT,POM --seed 1501
+
+* ``hours_spike``: weekly hours worked, 40% exactly at 40 and the rest a normal (mean
+  32, sd 12) clipped to [0, 80], under a uniform reference on [0, 80]; the outcome is
+  concave in hours with an overtime kink at 40 (slope 0.06 below, 0.015 above) and the
+  effect falls from 1.2 at zero hours by 0.02 per hour up to 40 only; part-timers select
+  into treatment (logit falling in hours); a private skewed age, a public sex dummy.
+* ``prognostic_only``: a private Beta(2, 5) covariate under a wider uniform reference on
+  [-0.5, 1.5] drives the outcome through a steep sigmoid ``3 tanh(6 (x - 0.3))`` (most of
+  its variance) and not the treatment; selection runs through a public normal and a
+  private exponential (top-coded at 6, uniform reference), and the effect rises in the
+  latter.
+* ``dollar_scale``: annual income in dollars (lognormal, median 40,000, top-coded at
+  250,000, uniform reference on [0, 250,000]), a private share of it saved (Beta(2, 8),
+  uniform reference on [0, 1]) and a public homeowner dummy; the outcome is wealth in
+  dollars (sd of the noise 8,000) with a log-income term, the effect 5,000 plus a share
+  of income; the propensity's logit rises in log income and the saving share.
+
 Truths are population quantities computed as in ``validate_designs.py``; the hidden
 cluster shocks enter the ATT's truth through the propensity, never the outcome means.
 """
@@ -1561,6 +1586,65 @@ def _y_rare(X, d, rng):
     return (rng.random(len(X)) < _mu_rare(X, d)).astype(float)
 
 
+def _cov_hours(n, rng):
+    # weekly hours: an atom at 40 inside a clipped normal spread over [0, 80]
+    spread = np.clip(rng.normal(32.0, 12.0, n), 0.0, 80.0)
+    hours = np.where(rng.random(n) < 0.4, 40.0, spread)
+    return pd.DataFrame(
+        {"hours": hours, "age": 18.0 + 47.0 * rng.beta(2.0, 3.0, n),
+         "female": (rng.random(n) < 0.5).astype(float)}
+    )
+
+
+def _ps_hours(X):
+    h, a, f = X.hours.to_numpy(), X.age.to_numpy(), X.female.to_numpy()
+    return np.clip(_expit(1.2 - 0.05 * h + 0.02 * (a - 35) + 0.3 * f), 0.03, 0.97)
+
+
+def _mu_hours(X, d):
+    h, a, f = X.hours.to_numpy(), X.age.to_numpy(), X.female.to_numpy()
+    base = 0.06 * np.minimum(h, 40.0) + 0.015 * np.maximum(h - 40.0, 0.0)
+    return (base + 0.4 * np.log(a / 18.0) - 0.2 * f
+            + d * (1.2 - 0.02 * np.minimum(h, 40.0)))  # fmt: skip
+
+
+def _cov_prognostic(n, rng):
+    return pd.DataFrame(
+        {"x": rng.beta(2.0, 5.0, n), "z": np.minimum(rng.exponential(1.5, n), 6.0),
+         "w": rng.normal(size=n)}
+    )
+
+
+def _ps_prognostic(X):
+    z, w = X.z.to_numpy(), X.w.to_numpy()
+    return np.clip(_expit(-0.6 + 0.5 * z + 0.8 * w), 0.03, 0.97)
+
+
+def _mu_prognostic(X, d):
+    x, z, w = X.x.to_numpy(), X.z.to_numpy(), X.w.to_numpy()
+    return 3.0 * np.tanh(6.0 * (x - 0.3)) + 0.4 * z + 0.5 * w + d * (0.5 + 0.3 * z)
+
+
+def _cov_dollars(n, rng):
+    income = np.minimum(np.exp(rng.normal(np.log(40_000.0), 0.7, n)), 250_000.0)
+    return pd.DataFrame(
+        {"income": income, "saving": rng.beta(2.0, 8.0, n),
+         "owner": (rng.random(n) < 0.6).astype(float)}
+    )
+
+
+def _ps_dollars(X):
+    i, s, o = X.income.to_numpy(), X.saving.to_numpy(), X.owner.to_numpy()
+    return np.clip(_expit(-0.5 + 0.9 * np.log(i / 40_000.0) + 4.0 * (s - 0.2) + 0.3 * o),
+                   0.03, 0.97)  # fmt: skip
+
+
+def _mu_dollars(X, d):
+    i, s, o = X.income.to_numpy(), X.saving.to_numpy(), X.owner.to_numpy()
+    return (20_000.0 * np.log(i / 40_000.0) + 150_000.0 * s * (i / 100_000.0)
+            + 15_000.0 * o + d * (5_000.0 + 0.05 * i))  # fmt: skip
+
+
 HOLDOUT_LIST = [
     Design(
         "tensor_tanh",
@@ -2162,6 +2246,42 @@ HOLDOUT_LIST = [
         _ps_rare,
         _mu_rare,
         _y_rare,
+    ),
+    Design(
+        "hours_spike",
+        "Weekly hours with 40% exactly at 40 inside a clipped normal (uniform reference), "
+        "overtime kink at the atom; part-timers select in; private age, public sex",
+        "y ~ d | hours + age + female",
+        ("female",),
+        lambda: {"hours": _U(0, 80), "age": _U(18, 65)},
+        _cov_hours,
+        _ps_hours,
+        _mu_hours,
+        lambda X, d, rng: _mu_hours(X, d) + 0.8 * rng.normal(size=len(X)),
+    ),
+    Design(
+        "prognostic_only",
+        "A private Beta(2, 5) covariate (wider uniform reference) that moves the outcome "
+        "through a steep sigmoid but not the treatment; selection on public w and private z",
+        "y ~ d | x + z + w",
+        ("w",),
+        lambda: {"x": _U(-0.5, 1.5), "z": _U(0, 6)},
+        _cov_prognostic,
+        _ps_prognostic,
+        _mu_prognostic,
+        lambda X, d, rng: _mu_prognostic(X, d) + rng.normal(size=len(X)),
+    ),
+    Design(
+        "dollar_scale",
+        "Income in dollars (top-coded at 250,000, uniform reference) and a saving share, "
+        "wealth outcome in dollars; public homeowner",
+        "y ~ d | income + saving + owner",
+        ("owner",),
+        lambda: {"income": _U(0, 250_000), "saving": _U(0, 1)},
+        _cov_dollars,
+        _ps_dollars,
+        _mu_dollars,
+        lambda X, d, rng: _mu_dollars(X, d) + 8_000.0 * rng.normal(size=len(X)),
     ),
 ]
 
