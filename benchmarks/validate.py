@@ -147,6 +147,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     nuisances._RIESZ_UNDERSMOOTH_PRIVATE = bool(task.get("riesz_undersmooth_private", False))
     if task.get("guard_extrapolation") is not None:
         onestep._GUARD_EXTRAPOLATION = float(task["guard_extrapolation"])
+    studentize = onestep._STUDENTIZE  # --studentize
+    onestep._STUDENTIZE = task.get("studentize") or False
     guard_switch = onestep._GUARD_SWITCH  # --guard-switch
     if task.get("guard_switch") is not None:
         onestep._GUARD_SWITCH = float(task["guard_switch"])
@@ -195,6 +197,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         nuisances._RIESZ_ENERGY_BUDGET = budget
         nuisances._RIESZ_UNDERSMOOTH_PRIVATE = us_private
         onestep._GUARD_SWITCH = guard_switch
+        onestep._STUDENTIZE = studentize
         regularize.GUARD_WEIGHTS = guard_weights
         regularize.NOISE_GUARD = noise_guard
         regularize.GUARD_DIRECTIONS = guard_directions
@@ -276,6 +279,13 @@ def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
                             row[f"bound_{source}"] = float(parts.loc[name, source])
                     # share of the splits fitted with one guard per direction
                     row["guard_switched"] = float(getattr(model, "_guard_switched", 0.0))
+                    # --studentize record: the three readings of the last split
+                    kept = getattr(model, "_stud_record", None)
+                    if kept is not None and len(kept) == 3:
+                        j = list(res.params.index).index(name)
+                        row["se_boot"], row["se_stud"], row["se_if"] = (
+                            float(np.atleast_1d(v)[j]) for v in kept
+                        )
                 rows.append(row)
     return rows
 
@@ -314,6 +324,7 @@ def make_tasks(
     riesz_undersmooth: float | None = None,
     riesz_energy_budget: float | None = None,
     riesz_undersmooth_private: bool = False,
+    studentize: str | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -359,6 +370,7 @@ def make_tasks(
                             "riesz_undersmooth": riesz_undersmooth,
                             "riesz_energy_budget": riesz_energy_budget,
                             "riesz_undersmooth_private": riesz_undersmooth_private,
+                            "studentize": studentize,
                         }
                     )
     return tasks
@@ -719,6 +731,15 @@ def main(argv: list[str] | None = None) -> None:
         "(privinfer.models._onestep._GUARD_SWITCH; default: off)",
     )
     parser.add_argument(
+        "--studentize",
+        choices=["on", "record"],
+        default=None,
+        help="read the bootstrap's draws studentized by their fits' noise amplification "
+        "(privinfer.models._onestep._STUDENTIZE; 'record' keeps the default reading and "
+        "stores the influence, plain and studentized standard errors as se_if, se_boot and "
+        "se_stud; default: off)",
+    )
+    parser.add_argument(
         "--guard-weight-fits",
         default=None,
         help="comma list of the fits --guard-weights applies to: outcome, riesz "
@@ -845,6 +866,7 @@ def main(argv: list[str] | None = None) -> None:
             riesz_undersmooth=args.riesz_undersmooth,
             riesz_energy_budget=args.riesz_energy_budget,
             riesz_undersmooth_private=args.riesz_undersmooth_private,
+            studentize={"on": True, "record": "record"}.get(args.studentize),
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

@@ -120,8 +120,10 @@ from privinfer.models._splitfit import (
     reference_share,
 )
 from privinfer.models._suffstats import (
+    FoldFit,
     FoldStats,
     check_fold_counts,
+    held_out_fits,
     sum_stats,
 )
 from privinfer.models.scores import ReferenceTerms
@@ -223,6 +225,31 @@ _GUARD_EXTRAPOLATION = 1.0
 #: bootstrap, so a fit and its bootstrap pass decide alike. Measured on the validation
 #: designs (``benchmarks/validate.py --guard-switch``; validation page).
 _GUARD_SWITCH: float | None = None
+
+
+#: Research option (not the default): read the fold-block bootstrap's draws studentized,
+#: each draw's deviation from the draws' mean divided by how much its refitted nuisances
+#: amplify the held-out noise relative to the estimate's own fits
+#: (:meth:`TreatmentModel._block_se` on the same blocks). A draw whose CV took fits that
+#: the estimate itself would report with a large standard error then counts by its
+#: t-value, as in the bootstrap-t (Efron and Tibshirani, 1993, ch. 12). ``"record"``
+#: reports the plain reading and keeps both on the model (``_stud_record``: the plain and
+#: the studentized bootstrap standard errors of the last split) for the validation study.
+_STUDENTIZE: bool | str = False
+
+
+def _studentized(out: BootstrapSE, P: int) -> BootstrapSE:
+    """The draws with their first ``P`` columns studentized by the last ``P`` (ratios of
+    the draws' block standard errors to the estimate's), the ratios dropped.
+    """
+    assert out.draws is not None  # internal invariant: bootstrap_se keeps its draws
+    arr = out.draws[:, :-P].copy()
+    r = out.draws[:, -P:]
+    r = np.where(np.isfinite(r) & (r > 0), r, 1.0)
+    centre = arr[:, :P].mean(axis=0)
+    arr[:, :P] = centre + (arr[:, :P] - centre) / r
+    cov = np.atleast_2d(np.cov(arr, rowvar=False, ddof=1))
+    return BootstrapSE(arr.std(axis=0, ddof=1), out.n_draws, cov, arr, out.counts)
 
 
 def _net_move(move: FloatArray, noise: FloatArray) -> FloatArray:
@@ -975,11 +1002,18 @@ class TreatmentModel:
             loose = o.ridge == "cv" and widens(shift, shift_se)
             # the halved-guard refit is bootstrapped only where its move could widen
             soft_too = guard_shift is not None and widens(guard_shift, guard_shift_se)  # type: ignore[arg-type]
+            blocks = None
+            if _STUDENTIZE:
+                blocks = held_out_fits(
+                    fine, x.levels, ref.mean, ref.outer, self.mechanism.alpha
+                )
             drawn = self._bootstrap(
-                fine, fits, st, est, contrast, refit, rng, loose, guard=soft_too
+                fine, fits, st, est, contrast, refit, rng, loose, guard=soft_too, blocks=blocks
             )
             if drawn is not None:
                 boot, boot_shift_scale, boot_guard_scale = drawn
+                if _STUDENTIZE == "record" and len(getattr(self, "_stud_record", ())) == 2:
+                    self._stud_record = (*self._stud_record, se_if)
                 # the fold spread misses the comparison fits' own noise, which every
                 # held-out fold shares; the bootstrap refits them
                 if boot_shift_scale is not None:
@@ -1112,6 +1146,7 @@ class TreatmentModel:
         rng: np.random.Generator,
         shift: bool = True,
         guard: bool = False,
+        blocks: tuple[FoldFit, ...] | None = None,
     ) -> tuple[BootstrapSE, FloatArray | None, FloatArray | None] | None:
         """Fold-block bootstrap of ``est`` and, with ``shift``, of the regularisation
         shift (None where it does not apply).
@@ -1129,6 +1164,11 @@ class TreatmentModel:
         The bilinear form of the held-out statistics must reproduce the estimate (it does
         for the automatic series route; a mismatch, e.g. from a route added later, turns
         the bootstrap off rather than bootstrapping another estimator).
+
+        With ``blocks`` (the per-block held-out statistics, ``_STUDENTIZE``) every draw's
+        deviation from the draws' mean is divided by its fits' noise amplification
+        :math:`r_b` (:meth:`_block_se` of the draw's fits over that of the estimate's, on
+        the same blocks): a studentized reading of the draws.
         """
         L = self.inputs.n_levels
 
@@ -1144,6 +1184,8 @@ class TreatmentModel:
                 parts.append(self._shift_terms(moves, contrast).sum(axis=0))
             if soft is not None:
                 parts.append(self._move(f, soft, s, contrast)[0])
+            if blocks is not None:
+                parts.append(self._block_se(f, blocks, fine, contrast) / own_block)
             return np.concatenate(parts)
 
         def both(s: FoldStats) -> tuple[SeriesFits, SeriesFits | None]:
@@ -1153,6 +1195,10 @@ class TreatmentModel:
         again = values(fits, st)
         if not np.allclose(again, est, rtol=1e-8, atol=1e-10 * (1.0 + float(np.abs(est).max()))):
             return None
+        if blocks is not None:
+            own_block = self._block_se(fits, blocks, fine, contrast)
+            if not np.all(np.isfinite(own_block) & (own_block > 0)):
+                blocks = None
         with small_matrix_blas():
             out = bootstrap_se(
                 fine,
@@ -1164,15 +1210,100 @@ class TreatmentModel:
             )
         if out is None:
             return None
-        if not shift and not guard:
-            return out, None, None
         P = est.size
         assert out.draws is not None  # internal invariant: bootstrap_se keeps its draws
+        if blocks is not None:
+            stud = _studentized(out, P)
+            if _STUDENTIZE == "record":  # research: report the plain reading, keep both
+                self._stud_record = (out.se[:P].copy(), stud.se[:P].copy())
+                out = BootstrapSE(
+                    out.se[:-P], out.n_draws, out.cov[:-P, :-P], out.draws[:, :-P], out.counts
+                )
+            else:
+                out = stud
+        if not shift and not guard:
+            return out, None, None
         own = BootstrapSE(out.se[:P], out.n_draws, out.cov[:P, :P], out.draws[:, :P])
         scale = out.robust_scale()
         shift_scale = scale[P : 2 * P] if shift else None
         guard_scale = scale[-P:] if guard else None
         return own, shift_scale, guard_scale
+
+    def _block_terms(
+        self,
+        fits: SeriesFits,
+        blocks: tuple[FoldFit, ...],
+        fine: FoldStats,
+        contrast: FloatArray | None,
+    ) -> FloatArray:
+        r"""Each held-out block's term of the estimates, shape ``(F, N_BLOCKS, P)``.
+
+        The estimate is the sum over the held-out blocks of
+        :math:`T_{fb} = w_{fb}\psi_{fb}(\beta_f, \theta_f)`: the bilinear form of the
+        block's own deconvolved statistics (``blocks``, means over the block's rows) with
+        the fits of its fold, :math:`w_{fb}` the block's share of the rows. For the ATT,
+        whose estimate is a ratio, the terms are those of its linearisation (they sum to
+        zero, not to the estimate).
+        """
+        L = self.inputs.n_levels
+        F = self.options.n_folds
+        rows = fine.cnt.sum(axis=1)
+        total = float(rows.sum())
+        w = rows / total
+        fold = np.repeat(np.arange(F), N_BLOCKS)
+        T = np.zeros((len(blocks), L + 1))
+        for k in range(L):
+            b = np.asarray(fits.outcome[k].coefs)[fold]
+            t = np.asarray(fits.riesz[k].coefs)[fold]
+            M = np.stack([ho.e_phi if ho.e_cphi is None else ho.e_cphi[k] for ho in blocks])
+            c = np.stack([ho.c[k] for ho in blocks])
+            G = np.stack([ho.G[k] for ho in blocks])
+            T[:, k] = w * (
+                np.einsum("ij,ij->i", b, M)
+                + np.einsum("ij,ij->i", t, c)
+                - np.einsum("ij,ijk,ik->i", t, G, b)
+            )
+        if self._odds and fits.odds is not None:
+            b = np.asarray(fits.outcome[0].coefs)[fold]
+            t = np.asarray(fits.odds.coefs)[fold]
+            e = np.stack([ho.e_dphi for ho in blocks])
+            c0 = np.stack([ho.c[0] for ho in blocks])
+            G0 = np.stack([ho.G[0] for ho in blocks])
+            T[:, L] = w * (
+                -np.einsum("ij,ij->i", b, e)
+                - np.einsum("ij,ij->i", t, c0)
+                + np.einsum("ij,ijk,ik->i", t, G0, b)
+            )
+        if contrast is not None:
+            P = T[:, :L] @ contrast
+        else:  # the ATT, linearised in its ratio
+            sy, n1 = fine.sy[:, L - 1] / total, fine.cnt[:, L - 1] / total
+            p1 = float(n1.sum())
+            att = (float(T[:, L].sum()) + float(sy.sum())) / p1
+            P = ((T[:, L] + sy - att * n1) / p1)[:, None]
+        return P.reshape(F, N_BLOCKS, -1)
+
+    def _block_se(
+        self,
+        fits: SeriesFits,
+        blocks: tuple[FoldFit, ...],
+        fine: FoldStats,
+        contrast: FloatArray | None,
+    ) -> FloatArray:
+        r"""Standard error of the held-out linear part of the estimates with the given
+        fits, from the spread of the blocks' terms (:meth:`_block_terms`) within each fold.
+
+        Blocks of one fold are exchangeable, so
+        :math:`\sum_f\frac{B}{B-1}\sum_b(T_{fb} - \frac{n_{fb}}{n_f}T_f)^2` estimates
+        the variance of the held-out part given the fits: how much these fits amplify
+        the noise of the held-out rows. Only ratios of it are used (a draw's fits
+        against the estimate's, on the same blocks).
+        """
+        P = self._block_terms(fits, blocks, fine, contrast)
+        rows = fine.cnt.sum(axis=1).reshape(P.shape[:2])
+        share = rows / rows.sum(axis=1, keepdims=True)
+        dev = P - share[:, :, None] * P.sum(axis=1, keepdims=True)
+        return np.sqrt(N_BLOCKS / (N_BLOCKS - 1) * (dev**2).sum(axis=(0, 1)))
 
     def _shift_bootstrap_on(self) -> bool:
         """Whether a widening for regularisation bias is checked by the bootstrap.
