@@ -281,9 +281,9 @@ def _run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
                     row["guard_switched"] = float(getattr(model, "_guard_switched", 0.0))
                     # --studentize record: the three readings of the last split
                     kept = getattr(model, "_stud_record", None)
-                    if kept is not None and len(kept) == 3:
+                    if kept is not None and len(kept) == 4:
                         j = list(res.params.index).index(name)
-                        row["se_boot"], row["se_stud"], row["se_if"] = (
+                        row["se_boot"], row["se_stud"], row["se_stud2"], row["se_if"] = (
                             float(np.atleast_1d(v)[j]) for v in kept
                         )
                 rows.append(row)
@@ -736,8 +736,8 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="read the bootstrap's draws studentized by their fits' noise amplification "
         "(privinfer.models._onestep._STUDENTIZE; 'record' keeps the default reading and "
-        "stores the influence, plain and studentized standard errors as se_if, se_boot and "
-        "se_stud; default: off)",
+        "stores the influence, plain, one-sided and two-sided studentized standard errors as "
+        "se_if, se_boot, se_stud and se_stud2; default: off)",
     )
     parser.add_argument(
         "--guard-weight-fits",

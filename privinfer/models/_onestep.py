@@ -233,19 +233,25 @@ _GUARD_SWITCH: float | None = None
 #: (:meth:`TreatmentModel._block_se` on the same blocks). A draw whose CV took fits that
 #: the estimate itself would report with a large standard error then counts by its
 #: t-value, as in the bootstrap-t (Efron and Tibshirani, 1993, ch. 12). ``"record"``
-#: reports the plain reading and keeps both on the model (``_stud_record``: the plain and
-#: the studentized bootstrap standard errors of the last split) for the validation study.
+#: reports the plain reading and keeps the others on the model (``_stud_record``: the
+#: plain, the one-sided and the two-sided studentized bootstrap standard errors and the
+#: influence one of the last split) for the validation study.
 _STUDENTIZE: bool | str = False
 
 
-def _studentized(out: BootstrapSE, P: int) -> BootstrapSE:
+def _studentized(out: BootstrapSE, P: int, one_sided: bool = True) -> BootstrapSE:
     """The draws with their first ``P`` columns studentized by the last ``P`` (ratios of
     the draws' block standard errors to the estimate's), the ratios dropped.
+
+    ``one_sided``: a ratio below 1 counts as 1, so that no draw's deviation grows; only
+    draws whose fits amplify the noise more than the estimate's own are shrunk.
     """
     assert out.draws is not None  # internal invariant: bootstrap_se keeps its draws
     arr = out.draws[:, :-P].copy()
     r = out.draws[:, -P:]
     r = np.where(np.isfinite(r) & (r > 0), r, 1.0)
+    if one_sided:
+        r = np.maximum(r, 1.0)
     centre = arr[:, :P].mean(axis=0)
     arr[:, :P] = centre + (arr[:, :P] - centre) / r
     cov = np.atleast_2d(np.cov(arr, rowvar=False, ddof=1))
@@ -1012,7 +1018,7 @@ class TreatmentModel:
             )
             if drawn is not None:
                 boot, boot_shift_scale, boot_guard_scale = drawn
-                if _STUDENTIZE == "record" and len(getattr(self, "_stud_record", ())) == 2:
+                if _STUDENTIZE == "record" and len(getattr(self, "_stud_record", ())) == 3:
                     self._stud_record = (*self._stud_record, se_if)
                 # the fold spread misses the comparison fits' own noise, which every
                 # held-out fold shares; the bootstrap refits them
@@ -1215,7 +1221,8 @@ class TreatmentModel:
         if blocks is not None:
             stud = _studentized(out, P)
             if _STUDENTIZE == "record":  # research: report the plain reading, keep both
-                self._stud_record = (out.se[:P].copy(), stud.se[:P].copy())
+                both = _studentized(out, P, one_sided=False)
+                self._stud_record = (out.se[:P].copy(), stud.se[:P].copy(), both.se[:P].copy())
                 out = BootstrapSE(
                     out.se[:-P], out.n_draws, out.cov[:-P, :-P], out.draws[:, :-P], out.counts
                 )

@@ -284,3 +284,70 @@ def test_a_smaller_perturbation_share_keeps_the_variance_of_a_linear_statistic(m
     np.testing.assert_allclose(out[0.2].se[1], out[1.0].se[1], rtol=1e-10)
     assert out[0.5].se[0] == pytest.approx(out[1.0].se[0], rel=0.02)
     assert not np.allclose(out[0.5].draws[:, 1], out[1.0].draws[:, 1])  # other draws
+
+
+def _capture_block_terms(monkeypatch):
+    """Record every ``_block_terms`` call of a fit with the studentized reading on."""
+    from privinfer.models import _onestep
+
+    calls = []
+    orig = _onestep.TreatmentModel._block_terms
+
+    def spy(self, fits, blocks, fine, contrast):
+        out = orig(self, fits, blocks, fine, contrast)
+        calls.append((self, fits, blocks, fine, contrast, out))
+        return out
+
+    monkeypatch.setattr(_onestep, "_STUDENTIZE", "record")
+    monkeypatch.setattr(_onestep.TreatmentModel, "_block_terms", spy)
+    return calls
+
+
+@pytest.mark.parametrize("model", [pi.PrivateATE, pi.PrivatePOM, pi.PrivateATT])
+def test_block_terms_add_up_to_the_estimate_and_their_spread_to_the_influence_se(
+    monkeypatch, model
+):
+    # the studentized reading (research option _STUDENTIZE) rests on two facts: the held-out
+    # blocks' terms of the estimate's own fits sum to the estimate (the ATT's linearised
+    # terms to zero), and their within-fold spread estimates the influence standard error
+    calls = _capture_block_terms(monkeypatch)
+    raw = _design(3000, np.random.default_rng(11))
+    rel = MECH.privatize(raw, public=["d", "y"], random_state=np.random.default_rng(5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = model.from_formula("y ~ d | x + z", rel, mechanism=MECH, variance="bootstrap")
+        res = m.fit(random_state=np.random.default_rng(6))
+    first = calls[0][-1]  # the estimate's own fits come first
+    total = first.sum(axis=(0, 1))
+    if model is pi.PrivateATT:
+        assert np.allclose(total, 0.0, atol=1e-10)
+    else:
+        assert np.allclose(total, res.params.to_numpy(), rtol=1e-9, atol=1e-10)
+    plain, stud, _, se_if = m._stud_record
+    self, fits, blocks, fine, contrast, _ = calls[0]
+    block_se = self._block_se(fits, blocks, fine, contrast)
+    # 5 folds x 16 blocks: the block estimate has about 8% relative noise
+    assert np.all(np.abs(block_se / se_if - 1.0) < 0.3), (block_se, se_if)
+    # 30 draws, each one's ratio computed on the same blocks
+    assert len(calls) >= 1 + 15 and np.all(stud > 0) and np.all(plain > 0)
+    assert np.all(stud <= plain * (1 + 1e-12))  # one-sided: no draw's deviation grows
+
+
+def test_studentizing_divides_each_draws_deviation_by_its_ratio():
+    from privinfer.models._foldboot import BootstrapSE
+    from privinfer.models._onestep import _studentized
+
+    dev = np.array([1.0, -1.0, 10.0, -10.0, 0.5, -0.5])
+    ratio = np.array([1.0, 1.0, 10.0, 10.0, 0.5, np.nan])  # the NaN one is left as it is
+    shift = np.arange(6.0)
+    draws = np.column_stack([2.0 + dev, shift, ratio])
+    out = BootstrapSE(draws.std(axis=0, ddof=1), 6, np.cov(draws.T), draws)
+    stud = _studentized(out, 1, one_sided=False)
+    expect = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -0.5])
+    assert stud.draws.shape == (6, 2)
+    assert np.allclose(stud.draws[:, 0] - 2.0, expect)  # the draws' mean is 2
+    assert np.allclose(stud.draws[:, 1], shift)  # other columns untouched
+    assert stud.se[0] == pytest.approx(np.std(expect, ddof=1))
+    # one-sided (the default): a ratio below 1 leaves its draw as it is
+    one = _studentized(out, 1)
+    assert np.allclose(one.draws[:, 0] - 2.0, [1.0, -1.0, 1.0, -1.0, 0.5, -0.5])
