@@ -429,9 +429,10 @@ def main() -> None:
             for j in range(out.shape[1]):
                 err, se, lo, hi, top = out[:, j].T
                 sd = err.std(ddof=1)
-                print(f"{v:44}{j:>8}{err.mean() / se.mean():>+9.2f}{sd:>9.4f}"
+                # general formats: designs in raw units (dollars) keep their columns apart
+                print(f"{v:44}{j:>8}{err.mean() / se.mean():>+9.2f}{sd:>9.4g}"
                       f"{se.mean() / sd:>9.2f}{np.mean((lo <= 0) & (hi >= 0)):>7.2f}"
-                      f"{np.mean(hi - lo):>9.3f}{np.nanmean(top):>6.2f}", flush=True)
+                      f"{np.mean(hi - lo):>9.4g}{np.nanmean(top):>6.2f}", flush=True)
             if args.oracle:
                 _print_oracle(out, [g[1] for g in got], args.estimand)
     print(f"time {time.perf_counter() - start:.0f} s")
