@@ -1258,29 +1258,22 @@ class TreatmentModel:
         total = float(rows.sum())
         w = rows / total
         fold = np.repeat(np.arange(F), N_BLOCKS)
-        T = np.zeros((len(blocks), L + 1))
-        for k in range(L):
-            b = np.asarray(fits.outcome[k].coefs)[fold]
-            t = np.asarray(fits.riesz[k].coefs)[fold]
-            M = np.stack([ho.e_phi if ho.e_cphi is None else ho.e_cphi[k] for ho in blocks])
+
+        def form(outcome: Any, riesz: Any, k: int, m: FloatArray) -> FloatArray:
+            """Per block, beta'm + theta'c_k - theta'G_k beta with its fold's fits."""
+            b, t = np.asarray(outcome.coefs)[fold], np.asarray(riesz.coefs)[fold]
             c = np.stack([ho.c[k] for ho in blocks])
             G = np.stack([ho.G[k] for ho in blocks])
-            T[:, k] = w * (
-                np.einsum("ij,ij->i", b, M)
-                + np.einsum("ij,ij->i", t, c)
-                - np.einsum("ij,ijk,ik->i", t, G, b)
-            )
-        if self._odds and fits.odds is not None:
-            b = np.asarray(fits.outcome[0].coefs)[fold]
-            t = np.asarray(fits.odds.coefs)[fold]
+            return (np.einsum("ij,ij->i", b, m) + np.einsum("ij,ij->i", t, c)
+                    - np.einsum("ij,ijk,ik->i", t, G, b))  # fmt: skip
+
+        T = np.zeros((len(blocks), L + 1))
+        for k in range(L):
+            M = np.stack([ho.e_phi if ho.e_cphi is None else ho.e_cphi[k] for ho in blocks])
+            T[:, k] = w * form(fits.outcome[k], fits.riesz[k], k, M)
+        if self._odds and fits.odds is not None:  # the ATT numerator: the same form, negated
             e = np.stack([ho.e_dphi for ho in blocks])
-            c0 = np.stack([ho.c[0] for ho in blocks])
-            G0 = np.stack([ho.G[0] for ho in blocks])
-            T[:, L] = w * (
-                -np.einsum("ij,ij->i", b, e)
-                - np.einsum("ij,ij->i", t, c0)
-                + np.einsum("ij,ijk,ik->i", t, G0, b)
-            )
+            T[:, L] = -w * form(fits.outcome[0], fits.odds, 0, e)
         if contrast is not None:
             P = T[:, :L] @ contrast
         else:  # the ATT, linearised in its ratio
