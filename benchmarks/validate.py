@@ -31,6 +31,7 @@ Usage::
     python benchmarks/validate.py --designs cps_lalonde --alphas 1 --n 4000 --min-arm-cap
     python benchmarks/validate.py --designs card_schooling --alphas 1 --no-support-rule
     python benchmarks/validate.py --designs wiggle_confound --alphas 0.7 --no-cap-sensitivity
+    python benchmarks/validate.py --designs visit_counts --alphas 0.7 --n 4000 --studentize record
     python benchmarks/validate.py --render full.csv --md docs/user_guide/validation_results.md
     python benchmarks/validate.py --n 4000 --reps 100 --first-rep 100 --out b.csv  # 100-199
     python benchmarks/validate.py --pool a_reps.csv,b_reps.csv --out full.csv
