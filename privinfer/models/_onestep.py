@@ -37,6 +37,7 @@ from __future__ import annotations
 import copy
 import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -1256,24 +1257,21 @@ class TreatmentModel:
         F = self.options.n_folds
         rows = fine.cnt.sum(axis=1)
         total = float(rows.sum())
-        w = rows / total
         fold = np.repeat(np.arange(F), N_BLOCKS)
 
-        def form(outcome: Any, riesz: Any, k: int, m: FloatArray) -> FloatArray:
-            """Per block, beta'm + theta'c_k - theta'G_k beta with its fold's fits."""
-            b, t = np.asarray(outcome.coefs)[fold], np.asarray(riesz.coefs)[fold]
-            c = np.stack([ho.c[k] for ho in blocks])
-            G = np.stack([ho.G[k] for ho in blocks])
-            return (np.einsum("ij,ij->i", b, m) + np.einsum("ij,ij->i", t, c)
-                    - np.einsum("ij,ijk,ik->i", t, G, b))  # fmt: skip
+        def per_block(fit: Any) -> Any:
+            """The fit with its fold's coefficients repeated for each of the fold's blocks."""
+            return None if fit is None else replace(fit, coefs=np.asarray(fit.coefs)[fold])
 
-        T = np.zeros((len(blocks), L + 1))
-        for k in range(L):
-            M = np.stack([ho.e_phi if ho.e_cphi is None else ho.e_cphi[k] for ho in blocks])
-            T[:, k] = w * form(fits.outcome[k], fits.riesz[k], k, M)
-        if self._odds and fits.odds is not None:  # the ATT numerator: the same form, negated
-            e = np.stack([ho.e_dphi for ho in blocks])
-            T[:, L] = -w * form(fits.outcome[0], fits.odds, 0, e)
+        # the fits' own bilinear form, with the blocks as the held-out units
+        T = replace(
+            fits,
+            outcome=tuple(per_block(f) for f in fits.outcome),
+            riesz=tuple(per_block(f) for f in fits.riesz),
+            odds=per_block(fits.odds),
+            held_out=blocks,
+            n_rows=rows,
+        ).fold_values("coefs")
         if contrast is not None:
             P = T[:, :L] @ contrast
         else:  # the ATT, linearised in its ratio
