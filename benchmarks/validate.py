@@ -32,6 +32,7 @@ Usage::
     python benchmarks/validate.py --designs card_schooling --alphas 1 --no-support-rule
     python benchmarks/validate.py --designs wiggle_confound --alphas 0.7 --no-cap-sensitivity
     python benchmarks/validate.py --designs visit_counts --alphas 0.7 --n 4000 --studentize record
+    python benchmarks/validate.py --designs dollar_scale --alphas 0.7 --n 4000 --compare-next
     python benchmarks/validate.py --render full.csv --md docs/user_guide/validation_results.md
     python benchmarks/validate.py --n 4000 --reps 100 --first-rep 100 --out b.csv  # 100-199
     python benchmarks/validate.py --pool a_reps.csv,b_reps.csv --out full.csv
@@ -159,6 +160,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     regularize.NOISE_GUARD = float(task.get("noise_guard") or noise_guard)
     guard_weights = regularize.GUARD_WEIGHTS  # --guard-weights
     regularize.GUARD_WEIGHTS = float(task.get("guard_weights") or 0.0)
+    compare_next = regularize.COMPARE_NEXT  # --compare-next
+    regularize.COMPARE_NEXT = bool(task.get("compare_next", False))
     guard_directions = regularize.GUARD_DIRECTIONS  # --guard-directions
     regularize.GUARD_DIRECTIONS = bool(task.get("guard_directions", False))
     directions_cv = regularize.GUARD_DIRECTIONS_CV  # --guard-directions fits
@@ -200,6 +203,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         onestep._GUARD_SWITCH = guard_switch
         onestep._STUDENTIZE = studentize
         regularize.GUARD_WEIGHTS = guard_weights
+        regularize.COMPARE_NEXT = compare_next
         regularize.NOISE_GUARD = noise_guard
         regularize.GUARD_DIRECTIONS = guard_directions
         regularize.GUARD_DIRECTIONS_CV = directions_cv
@@ -326,6 +330,7 @@ def make_tasks(
     riesz_energy_budget: float | None = None,
     riesz_undersmooth_private: bool = False,
     studentize: str | None = None,
+    compare_next: bool = False,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -372,6 +377,7 @@ def make_tasks(
                             "riesz_energy_budget": riesz_energy_budget,
                             "riesz_undersmooth_private": riesz_undersmooth_private,
                             "studentize": studentize,
+                            "compare_next": compare_next,
                         }
                     )
     return tasks
@@ -803,6 +809,12 @@ def main(argv: list[str] | None = None) -> None:
         default=0,
         help="index of the first replication (run a slice of a longer study)",
     )
+    parser.add_argument(
+        "--compare-next",
+        action="store_true",
+        help="the bias bound's comparison fit is the next nesting sieve where no richer "
+        "one is plausible (privinfer.nuisance.regularize.COMPARE_NEXT)",
+    )
     parser.add_argument("--render", default=None, help="re-render tables from a summary CSV")
     parser.add_argument(
         "--pool",
@@ -868,6 +880,7 @@ def main(argv: list[str] | None = None) -> None:
             riesz_energy_budget=args.riesz_energy_budget,
             riesz_undersmooth_private=args.riesz_undersmooth_private,
             studentize={"on": True, "record": "record"}.get(args.studentize),
+            compare_next=args.compare_next,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

@@ -54,6 +54,7 @@ __all__ = [
     "guard_lift",
     "guarded_of",
     "loosest_plausible",
+    "next_richer",
     "noise_guard",
     "orthonormalizer",
     "plausible_candidates",
@@ -72,6 +73,14 @@ SE_PENALTY = 0.0
 #: The "looser" comparison fit behind the bias bound has a ridge at most this factor below
 #: the chosen one (:func:`loosest_plausible`; a fixed ridge is divided by it).
 LOOSEN = 100.0
+#: Research option (default False): where no richer sieve comes within one fold standard
+#: error of the chosen fit's CV loss, the comparison fit behind the bias bound is the
+#: smallest later candidate that contains the chosen one's functions, at its CV-best ridge
+#: (:func:`next_richer`), instead of the chosen sieve at a looser ridge. The bound then
+#: reads the truncation bias of a sieve the CV stopped at because every richer one was
+#: noisier, which the plausible comparison cannot show. Studied with
+#: ``benchmarks/validate.py --compare-next``.
+COMPARE_NEXT = False
 #: Fold standard errors within which :func:`plausible_candidates` keeps a sub-base. Used
 #: by the bootstrap's refits only when ``privinfer.models._nuisances._REFIT_MARGIN`` is
 #: set (default: every sub-base is refitted; see that constant for the measurements).
@@ -1232,6 +1241,49 @@ def loosest_plausible(choice: SpectralChoice, loosen: float = LOOSEN) -> tuple[i
     return richest, float(rel[ok & (cand == richest)].min())
 
 
+def next_richer(
+    choice: SpectralChoice, candidates: Sequence[IntArray], loosen: float = LOOSEN
+) -> tuple[int, float] | None:
+    r"""The smallest later sieve that nests the chosen one, at its CV-best ridge.
+
+    Of the candidates after ``choice.candidate`` whose functions strictly contain the
+    chosen sub-basis's, the one with the fewest functions (the first on ties) that has a
+    (candidate, ridge) pair which never needed the last-resort floor and is ``tame``;
+    its ridge is the pair of least CV loss among those, capped at the chosen relative
+    ridge and at least the chosen one over ``loosen``. None when no candidate
+    qualifies. The comparison fit of :data:`COMPARE_NEXT`.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"candidate": [0, 0, 1, 1, 2, 2],
+    ...                   "relative_ridge": [0.01, 0.1] * 3,
+    ...                   "loss": [1.0, 1.1, 1.5, 1.4, 2.0, 2.1], "fold_se": 0.05,
+    ...                   "n_floored": 0, "tame": True})
+    >>> ch = SpectralChoice(0, np.arange(2), 0.01, 0.01, 1.0, t, 0.5)
+    >>> next_richer(ch, [np.arange(2), np.arange(4), np.arange(3)])
+    (2, 0.01)
+    """
+    t = choice.columns
+    cand = np.asarray(t["candidate"])
+    rel = np.asarray(t["relative_ridge"], dtype=float)
+    loss = np.asarray(t["loss"], dtype=float)
+    ok = np.asarray(t["n_floored"]) == 0
+    if "tame" in t:
+        ok &= np.asarray(t["tame"], dtype=bool)
+    chosen = set(np.asarray(candidates[choice.candidate]).tolist())
+    nests = [
+        c
+        for c in range(choice.candidate + 1, len(candidates))
+        if chosen < set(np.asarray(candidates[c]).tolist()) and np.any(ok & (cand == c))
+    ]
+    if not nests:
+        return None
+    c = min(nests, key=lambda k: (len(candidates[k]), k))
+    rows = np.flatnonzero(ok & (cand == c))
+    best = float(rel[rows[int(np.argmin(loss[rows]))]])
+    return c, float(min(max(best, choice.relative_ridge / loosen), choice.relative_ridge))
+
+
 def plausible_candidates(choice: SpectralChoice, margin: float = REFIT_MARGIN) -> list[int]:
     r"""The sub-bases whose CV loss comes within ``margin`` fold SEs of the best one's.
 
@@ -1408,6 +1460,13 @@ def fit_crossfit(
     else:
         subset, rel = np.arange(J), float(fixed_ridge)
     loose_pair = None if choice is None or not with_loose else loosest_plausible(choice, loosen)
+    if (
+        COMPARE_NEXT
+        and loose_pair is not None
+        and candidates is not None
+        and loose_pair[0] == choice.candidate  # type: ignore[union-attr]
+    ):
+        loose_pair = next_richer(choice, candidates, loosen) or loose_pair  # type: ignore[arg-type]
     richer = loose_pair is not None and candidates is not None and loose_pair[0] != choice.candidate
     loose_subset = np.asarray(candidates[loose_pair[0]]) if richer else subset
     coefs = np.zeros((F, J))
