@@ -22,6 +22,7 @@ from privinfer.nuisance.regularize import (
     guard_lift,
     guarded_of,
     loosest_plausible,
+    next_richer,
     noise_guard,
     plausible_candidates,
     ridge_path,
@@ -340,6 +341,37 @@ def test_comparison_fit_loosens_the_sieve_as_far_as_the_cv_allows():
         direct = _direct_ridge_fit(G, c, masks[f], sub, rel)
         np.testing.assert_allclose(fits.loose[f, sub], direct, rtol=1e-6, atol=1e-8)
         assert np.all(fits.loose[f, np.setdiff1d(np.arange(6), sub)] == 0.0)
+
+
+def test_compare_next_takes_the_next_nesting_sieve_where_no_richer_one_is_plausible(
+    monkeypatch,
+):
+    # y linear in x with much noise, 300 rows: the CV picks the line and no richer sieve
+    # comes within one fold SE; the research option COMPARE_NEXT then compares with the
+    # cubic (the smallest later candidate nesting the line) at its CV-best ridge, capped
+    # at the chosen one, instead of the line at a hundredth of the ridge
+    import privinfer.nuisance.regularize as regularize
+
+    F, n = 5, 300
+    G, c = _quintic_fold_stats(np.random.default_rng(5), n, F, lambda x: 1.0 + 0.5 * x, 2.0)
+    nr, masks = np.full(F, n / F), ~np.eye(F, dtype=bool)
+    cands = [np.arange(2), np.arange(4), np.arange(6)]
+    plain = fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0)
+    assert plain.choice.candidate == 0
+    assert loosest_plausible(plain.choice)[0] == 0  # no richer sieve is plausible
+    assert np.all(plain.loose[:, 2:] == 0.0)
+    cand, rel = next_richer(plain.choice, cands)
+    assert cand == 1 and rel <= plain.choice.relative_ridge
+    monkeypatch.setattr(regularize, "COMPARE_NEXT", True)
+    fits = fit_crossfit(G, c, nr, masks, candidates=cands, noise_share=0.0)
+    np.testing.assert_array_equal(fits.coefs, plain.coefs)  # the fits themselves unchanged
+    for f in range(F):
+        direct = _direct_ridge_fit(G, c, masks[f], cands[1], rel)
+        np.testing.assert_allclose(fits.loose[f, cands[1]], direct, rtol=1e-6, atol=1e-8)
+        assert np.all(fits.loose[f, 4:] == 0.0)
+    # nothing nests the richest candidate
+    top = dataclasses.replace(plain.choice, candidate=2, subset=cands[2])
+    assert next_richer(top, cands) is None
 
 
 def _direct_ridge_fit(G, c, mask, sub, rel):
