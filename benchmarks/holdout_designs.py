@@ -331,6 +331,11 @@ covariates and outcome in raw dollars (scales of 1e5 next to shares in [0, 1])::
   dollars (sd of the noise 8,000) with a log-income term, the effect 5,000 plus a share
   of income; the propensity's logit rises in log income and the saving share.
 
+``dollar_scale_log`` is not held out: the same data as ``dollar_scale`` with income
+released on the log scale (bottom-coded at 1,000, which moves no truth: a lognormal
+income falls below it with probability 1e-7), added after ``dollar_scale``'s runs to
+measure the choice of scale that the user guide's reference page offers.
+
 Truths are population quantities computed as in ``validate_designs.py``; the hidden
 cluster shocks enter the ATT's truth through the propensity, never the outcome means.
 """
@@ -1645,6 +1650,21 @@ def _mu_dollars(X, d):
             + 15_000.0 * o + d * (5_000.0 + 0.05 * i))  # fmt: skip
 
 
+# dollar_scale's income released on the log scale (a diagnostic variant, not held out)
+def _cov_dollars_log(n, rng):
+    X = _cov_dollars(n, rng)
+    return pd.DataFrame(
+        {"log_income": np.log(np.maximum(X.income.to_numpy(), 1_000.0)),
+         "saving": X.saving, "owner": X.owner}
+    )  # fmt: skip
+
+
+def _in_dollars(X):
+    return pd.DataFrame(
+        {"income": np.exp(X.log_income.to_numpy()), "saving": X.saving, "owner": X.owner}
+    )
+
+
 HOLDOUT_LIST = [
     Design(
         "tensor_tanh",
@@ -2282,6 +2302,18 @@ HOLDOUT_LIST = [
         _ps_dollars,
         _mu_dollars,
         lambda X, d, rng: _mu_dollars(X, d) + 8_000.0 * rng.normal(size=len(X)),
+    ),
+    Design(
+        "dollar_scale_log",
+        "dollar_scale with income released as log income (bottom-coded at 1,000; uniform "
+        "reference on the log scale): a diagnostic variant, written after dollar_scale's runs",
+        "y ~ d | log_income + saving + owner",
+        ("owner",),
+        lambda: {"log_income": _U(np.log(1_000.0), np.log(250_000.0)), "saving": _U(0, 1)},
+        _cov_dollars_log,
+        lambda X: _ps_dollars(_in_dollars(X)),
+        lambda X, d: _mu_dollars(_in_dollars(X), d),
+        lambda X, d, rng: _mu_dollars(_in_dollars(X), d) + 8_000.0 * rng.normal(size=len(X)),
     ),
 ]
 
