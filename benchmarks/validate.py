@@ -33,6 +33,7 @@ Usage::
     python benchmarks/validate.py --designs wiggle_confound --alphas 0.7 --no-cap-sensitivity
     python benchmarks/validate.py --designs visit_counts --alphas 0.7 --n 4000 --studentize record
     python benchmarks/validate.py --designs dollar_scale --alphas 0.7 --n 4000 --compare-next
+    python benchmarks/validate.py --designs dollar_scale --alphas 1 --n 16000 --bump-by-linear
     python benchmarks/validate.py --render full.csv --md docs/user_guide/validation_results.md
     python benchmarks/validate.py --n 4000 --reps 100 --first-rep 100 --out b.csv  # 100-199
     python benchmarks/validate.py --pool a_reps.csv,b_reps.csv --out full.csv
@@ -162,6 +163,10 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     regularize.GUARD_WEIGHTS = float(task.get("guard_weights") or 0.0)
     compare_next = regularize.COMPARE_NEXT  # --compare-next
     regularize.COMPARE_NEXT = bool(task.get("compare_next", False))
+    import privinfer.nuisance.sieve as sieve
+
+    bump_by_linear = sieve.BUMP_BY_LINEAR  # --bump-by-linear
+    sieve.BUMP_BY_LINEAR = {None: False, "lin": True}.get(task.get("bump_by_linear"), "poly")
     guard_directions = regularize.GUARD_DIRECTIONS  # --guard-directions
     regularize.GUARD_DIRECTIONS = bool(task.get("guard_directions", False))
     directions_cv = regularize.GUARD_DIRECTIONS_CV  # --guard-directions fits
@@ -204,6 +209,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         onestep._STUDENTIZE = studentize
         regularize.GUARD_WEIGHTS = guard_weights
         regularize.COMPARE_NEXT = compare_next
+        sieve.BUMP_BY_LINEAR = bump_by_linear
         regularize.NOISE_GUARD = noise_guard
         regularize.GUARD_DIRECTIONS = guard_directions
         regularize.GUARD_DIRECTIONS_CV = directions_cv
@@ -331,6 +337,7 @@ def make_tasks(
     riesz_undersmooth_private: bool = False,
     studentize: str | None = None,
     compare_next: bool = False,
+    bump_by_linear: str | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -378,6 +385,7 @@ def make_tasks(
                             "riesz_undersmooth_private": riesz_undersmooth_private,
                             "studentize": studentize,
                             "compare_next": compare_next,
+                            "bump_by_linear": bump_by_linear,
                         }
                     )
     return tasks
@@ -815,6 +823,16 @@ def main(argv: list[str] | None = None) -> None:
         help="the bias bound's comparison fit is the next nesting sieve where no richer "
         "one is plausible (privinfer.nuisance.regularize.COMPARE_NEXT)",
     )
+    parser.add_argument(
+        "--bump-by-linear",
+        nargs="?",
+        const="lin",
+        default=None,
+        choices=["lin", "poly"],
+        help="the sieve's interactions also multiply each column's bumps with the other "
+        "columns' linear terms ('poly': linear, square and cube; "
+        "privinfer.nuisance.sieve.BUMP_BY_LINEAR)",
+    )
     parser.add_argument("--render", default=None, help="re-render tables from a summary CSV")
     parser.add_argument(
         "--pool",
@@ -881,6 +899,7 @@ def main(argv: list[str] | None = None) -> None:
             riesz_undersmooth_private=args.riesz_undersmooth_private,
             studentize={"on": True, "record": "record"}.get(args.studentize),
             compare_next=args.compare_next,
+            bump_by_linear=args.bump_by_linear,
         )
         t0 = time.perf_counter()
         rep_rows = run(tasks, args.jobs)

@@ -77,6 +77,15 @@ MAX_LEVEL = 8
 #: Kinds of the Legendre atoms (levels 1-3); the interaction block multiplies them across
 #: columns (the polynomial tensor block, ``tensor=True``).
 _POLY_KINDS = frozenset({"lin", "sq", "cube"})
+#: Research option (default False): the interaction block also multiplies every bump of a
+#: continuous column (levels 4 to 8) with the linear term of each other column, entering
+#: the "+ interactions" candidates at the bump's level. The tensor block's products are
+#: polynomials of degree at most 3 in each column's distribution-function scale, so a
+#: product of a column that is steep in that scale (a skewed income near its top) with
+#: another column is out of its reach at any sieve size. ``"poly"``: with each other
+#: column's linear, square and cube. Studied with ``benchmarks/validate.py
+#: --bump-by-linear [poly]`` (validation page of the user guide).
+BUMP_BY_LINEAR: bool | str = False
 #: Quantile probabilities of the knots added at levels 4 to 8 (dyadic).
 _KNOT_PROBS = {
     4: (0.5,),
@@ -605,6 +614,13 @@ class SieveBasis:
                     (a, b)
                     for (a, ca), (b, cb) in itertools.combinations(poly, 2)
                     if groups[ca] != groups[cb] and (a, b) not in linear
+                ]
+            if BUMP_BY_LINEAR:
+                kinds = {"lin"} if BUMP_BY_LINEAR != "poly" else _POLY_KINDS
+                lin = [(a, at[0]) for a, at in enumerate(atoms) if at[1] in kinds]
+                bumps = [(a, at[0]) for a, at in enumerate(atoms) if at[1] == "bump"]
+                pairs += [
+                    (a, b) for a, ca in bumps for b, cb in lin if groups[ca] != groups[cb]
                 ]
             for a, b in pairs:
                 fa, fb = single[a], single[b]
