@@ -83,8 +83,12 @@ _POLY_KINDS = frozenset({"lin", "sq", "cube"})
 #: polynomials of degree at most 3 in each column's distribution-function scale, so a
 #: product of a column that is steep in that scale (a skewed income near its top) with
 #: another column is out of its reach at any sieve size. ``"poly"``: with each other
-#: column's linear, square and cube. Studied with ``benchmarks/validate.py
-#: --bump-by-linear [poly]`` (validation page of the user guide).
+#: column's linear, square and cube. Measured with ``benchmarks/validate.py
+#: --bump-by-linear [poly]`` (validation page of the user guide): on the held-out
+#: ``dollar_scale`` at alpha = 1, n = 16000 (income times a saving share) the ATT's bias
+#: went from +1.07 to +0.66 standard errors and its coverage from 0.80 to 0.975 (the bias
+#: bound sees the rest); neutral on the four hard designs at n = 4000. Not the default
+#: until the whole suite has run with it.
 BUMP_BY_LINEAR: bool | str = False
 #: Quantile probabilities of the knots added at levels 4 to 8 (dyadic).
 _KNOT_PROBS = {
@@ -616,11 +620,11 @@ class SieveBasis:
                     if groups[ca] != groups[cb] and (a, b) not in linear
                 ]
             if BUMP_BY_LINEAR:
-                kinds = {"lin"} if BUMP_BY_LINEAR != "poly" else _POLY_KINDS
-                lin = [(a, at[0]) for a, at in enumerate(atoms) if at[1] in kinds]
+                by = {"lin"} if BUMP_BY_LINEAR != "poly" else _POLY_KINDS
+                others = [(a, at[0]) for a, at in enumerate(atoms) if at[1] in by]
                 bumps = [(a, at[0]) for a, at in enumerate(atoms) if at[1] == "bump"]
                 pairs += [
-                    (a, b) for a, ca in bumps for b, cb in lin if groups[ca] != groups[cb]
+                    (a, b) for a, ca in bumps for b, cb in others if groups[ca] != groups[cb]
                 ]
             for a, b in pairs:
                 fa, fb = single[a], single[b]
