@@ -623,9 +623,7 @@ class SieveBasis:
                 by = {"lin"} if BUMP_BY_LINEAR != "poly" else _POLY_KINDS
                 others = [(a, at[0]) for a, at in enumerate(atoms) if at[1] in by]
                 bumps = [(a, at[0]) for a, at in enumerate(atoms) if at[1] == "bump"]
-                pairs += [
-                    (a, b) for a, ca in bumps for b, cb in others if groups[ca] != groups[cb]
-                ]
+                pairs += [(a, b) for a, ca in bumps for b, cb in others if groups[ca] != groups[cb]]
             for a, b in pairs:
                 fa, fb = single[a], single[b]
                 functions.append((a, b))
