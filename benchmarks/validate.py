@@ -33,7 +33,7 @@ Usage::
     python benchmarks/validate.py --designs wiggle_confound --alphas 0.7 --no-cap-sensitivity
     python benchmarks/validate.py --designs visit_counts --alphas 0.7 --n 4000 --studentize record
     python benchmarks/validate.py --designs dollar_scale --alphas 0.7 --n 4000 --compare-next
-    python benchmarks/validate.py --designs dollar_scale --alphas 1 --n 16000 --bump-by-linear
+    python benchmarks/validate.py --designs dollar_scale --alphas 1 --n 16000 --bump-by-linear off
     python benchmarks/validate.py --render full.csv --md docs/user_guide/validation_results.md
     python benchmarks/validate.py --n 4000 --reps 100 --first-rep 100 --out b.csv  # 100-199
     python benchmarks/validate.py --pool a_reps.csv,b_reps.csv --out full.csv
@@ -166,7 +166,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     import privinfer.nuisance.sieve as sieve
 
     bump_by_linear = sieve.BUMP_BY_LINEAR  # --bump-by-linear
-    sieve.BUMP_BY_LINEAR = {None: False, "lin": True}.get(task.get("bump_by_linear"), "poly")
+    chosen_bumps = {"off": False, "lin": True, "poly": "poly"}.get(task.get("bump_by_linear"))
+    sieve.BUMP_BY_LINEAR = bump_by_linear if chosen_bumps is None else chosen_bumps
     guard_directions = regularize.GUARD_DIRECTIONS  # --guard-directions
     regularize.GUARD_DIRECTIONS = bool(task.get("guard_directions", False))
     directions_cv = regularize.GUARD_DIRECTIONS_CV  # --guard-directions fits
@@ -828,10 +829,10 @@ def main(argv: list[str] | None = None) -> None:
         nargs="?",
         const="lin",
         default=None,
-        choices=["lin", "poly"],
-        help="the sieve's interactions also multiply each column's bumps with the other "
-        "columns' linear terms ('poly': linear, square and cube; "
-        "privinfer.nuisance.sieve.BUMP_BY_LINEAR)",
+        choices=["off", "lin", "poly"],
+        help="products of each column's bumps with the other columns' linear terms in "
+        "the sieve's interactions ('lin', the default; 'poly': linear, square and cube; "
+        "'off': the polynomial tensor block alone; privinfer.nuisance.sieve.BUMP_BY_LINEAR)",
     )
     parser.add_argument("--render", default=None, help="re-render tables from a summary CSV")
     parser.add_argument(

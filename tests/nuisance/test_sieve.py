@@ -304,10 +304,10 @@ def test_interaction_candidates_span_the_tensor_polynomials():
 
 
 def test_bump_by_linear_interactions_span_a_curve_times_a_line(monkeypatch):
-    # the research option BUMP_BY_LINEAR: "level 5 + interactions" then holds every
-    # product of x1's level-4/5 bumps with x2's linear term, so g(v1) * v2 with g in the
-    # span of x1's level-5 functions is fitted exactly; the tensor block alone (products
-    # of cubics) cannot, and the option adds no function below level 4
+    # BUMP_BY_LINEAR (the default): "level 5 + interactions" holds every product of x1's
+    # level-4/5 bumps with x2's linear term, so g(v1) * v2 with g in the span of x1's
+    # level-5 functions is fitted exactly; the tensor block alone (products of cubics)
+    # cannot, and the option adds no function below level 4
     import privinfer.nuisance.sieve as sieve
 
     rng = np.random.default_rng(4)
@@ -317,9 +317,12 @@ def test_bump_by_linear_interactions_span_a_curve_times_a_line(monkeypatch):
         return SieveBasis.build(u, np.full(4000, 1 / 4000), u, np.zeros((4000, 0)), 1.0,
                                 (0, 1), (), ("x1", "x2"), max_level=5)  # fmt: skip
 
+    default = build()
+    monkeypatch.setattr(sieve, "BUMP_BY_LINEAR", False)
     plain = build()
     monkeypatch.setattr(sieve, "BUMP_BY_LINEAR", True)
     rich = build()
+    assert default.functions == rich.functions != plain.functions
     v = np.column_stack([np.interp(u[:, j], *rich.maps[j]) for j in range(2)])
     cands, plain_cands = dict(rich.candidates()), dict(plain.candidates())
     # a curve in x1 alone: a random combination of its functions up to level 5
