@@ -22,7 +22,7 @@ leaving the kernel outcome route (``ate_kernel_a1_bw`` back to its value before 
 the last bit) and for the kernel route's note on floored held-out rows (three cases
 below alpha = 1 gained it; no number moved), and for the products of bumps and lines
 in the sieve's interactions becoming the default (21 cases: estimates by at most 0.29 SE,
-twelve not at all; ``bse`` by up to +13%, and by +44% to +55% in ``pom_binary`` and
+fifteen not at all; ``bse`` by up to +17%, and by +44% to +55% in ``pom_binary`` and
 ``ate_multilevel``, whose estimates did not move: their bootstrap draws now reach the
 richer candidates; over 40 releases of those two designs the mean ``bse`` rose by 2% to
 3%), and must only be
