@@ -26,7 +26,9 @@ tensor products :math:`P_i(v_a)P_j(v_b)` (:math:`i, j \le 3`) of two columns, ea
 the level of its higher degree on, so the "+ interactions" candidates of levels 1-3 are
 the tensor polynomials of those degrees (bivariate cubic at level 3), and the products of
 every tail contrast with :math:`P_1, P_2, P_3` of the other columns (a curve per level of
-a factor).
+a factor), and the products of every bump of a continuous column with the linear terms
+of the other columns, each from the bump's level on (:data:`BUMP_BY_LINEAR`: a curve
+steep in one column's distribution-function scale times another column).
 
 A **candidate** sub-basis is "levels up to ``a``, with or without interactions", and
 below ``alpha = 1`` (``public_head``) also the same with the public columns some levels
@@ -507,7 +509,8 @@ class SieveBasis:
             the "+ interactions" candidates at the level of its higher degree: a
             function of a thin direction such as :math:`x_1 - x_2` of two correlated
             columns is not additive, and pairwise products of linear terms alone leave
-            a bias that does not shrink with :math:`n`.
+            a bias that does not shrink with :math:`n`. The products of bumps and lines
+            (:data:`BUMP_BY_LINEAR`) come with ``interactions`` whatever ``tensor``.
         public_head_start : int, default=0
             With :math:`h > 0`, every candidate also comes in a variant whose public
             columns lead by :math:`h` levels (a public function of ladder level
