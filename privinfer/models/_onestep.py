@@ -1307,12 +1307,13 @@ class TreatmentModel:
         """Whether a widening for regularisation bias is checked by the bootstrap.
 
         The automatic series route with CV-chosen fits, up to an effective sample size of
-        ``MAX_EFFECTIVE_N`` (as for the bootstrap standard error; at any ``alpha``). With
-        a fixed ridge the comparison fit divides it by 100 on the full basis, which the
-        CV never vetted; its bootstrap draws scatter widely around a shift that they
-        nearly all share (with a relative ridge of 1 at ``alpha = 1`` and a bias of 6-9
-        SE, the robust scale of the draws exceeded the shift in 3 of 10 fits), so such
-        a shift keeps the fold spread as its noise.
+        ``MAX_EFFECTIVE_N`` (as for the bootstrap standard error; at any ``alpha``). A
+        fixed ridge keeps the fold spread as the noise of its shift: when its comparison
+        fit was the full basis at the ridge divided by 100, the bootstrap draws scattered
+        widely around a shift that they nearly all shared (with a relative ridge of 1 at
+        ``alpha = 1`` and a bias of 6-9 SE, the robust scale of the draws exceeded the
+        shift in 3 of 10 fits); a heavy fixed ridge is now compared with the CV's choice
+        (:data:`~privinfer.nuisance.regularize.FIXED_COMPARE_CV`).
         """
         eligible = self._series_route() and self.options.ridge == "cv"
         return eligible and self.inputs.n_obs * self.mechanism.alpha**2 <= MAX_EFFECTIVE_N
