@@ -53,7 +53,8 @@ class PrivateATE(TreatmentModel):
         When the estimated regularisation bias is not negligible the
         intervals widen (bias-aware critical value; see the user guide page on
         regularisation) and a :class:`~privinfer.exceptions.RegularizationBiasWarning`
-        names the sample size needed.
+        names the sample size needed. A fixed ridge heavier than the one the private CV
+        would choose has its bias estimated against that CV choice.
     outcome_model : {"series", "kernel"}, default="series"
         Outcome regression: the polynomial series of ``degree``, or the private
         Nadaraya–Watson fit (binned, Scott bandwidth on the private spread; Kormos and
