@@ -1407,9 +1407,12 @@ def fit_crossfit(
         As in :func:`cv_spectral`.
     fixed_ridge : float, optional
         Skip cross-validation: the full basis with this relative ridge (``0``: the
-        ordinary least-squares solution, e.g. at ``alpha = 1`` with a user-chosen basis),
-        without the :func:`noise_guard`. With ``with_loose`` the CV still runs, for the
-        comparison fit only (:data:`FIXED_COMPARE_CV`).
+        ordinary least-squares solution, e.g. at ``alpha = 1`` with a user-chosen basis).
+        The :func:`noise_guard` only floors it: a fixed ridge below it is recorded in
+        ``ridge_needed`` (the models refuse such fits), so the floor moves no accepted
+        fit, only bootstrap draws whose reweighted statistics dip below the noise. With
+        ``with_loose`` the CV still runs, for the comparison fit only
+        (:data:`FIXED_COMPARE_CV`).
     min_ridge : float, default=0.0
         Smallest absolute ridge (see :func:`cv_spectral`); also the smallest ridge of the
         looser comparison fit.
@@ -1585,9 +1588,12 @@ def fit_crossfit(
         mask, Gt, rt, Gs, scale, guard, lift, gm = systems[f]
         if noise_share > 0 and choice is None and rel * scale < guard:
             needed = max(needed, guard / scale)
-        # a fixed ridge is the user's: used as given (the guard only floors the looser
-        # comparison fit), and recorded when it sits below the noise
-        lam = max(rel * scale, guard if choice is not None else min_ridge)
+        # a fixed ridge is the user's: recorded when it sits below the noise (the models
+        # then refuse the fit), and otherwise used as given. The guard floors it all the
+        # same: that changes no fit the models accept, but a bootstrap draw's reweighted
+        # statistics can dip below the noise the estimate's own fits cleared (a ridge
+        # just above the one needed: standard errors of 1e17 before this floor)
+        lam = max(rel * scale, guard)
         lams = [lam]
         if loose_pair is None and with_loose:
             lams.append(max(lam / loosen, guard))
