@@ -1464,29 +1464,28 @@ def fit_crossfit(
     F, J = rhs_folds.shape
     if not undersmooth >= 1.0:
         raise ValueError(f"fit_crossfit: undersmooth must be at least 1; got {undersmooth!r}.")
-    choice = None
-    if fixed_ridge is None:
+    def private_cv() -> SpectralChoice:
+        """The private CV's choice of sub-basis and ridge (:func:`cv_spectral`)."""
         common_cv = GUARD_DIRECTIONS and not GUARD_DIRECTIONS_CV
         with guard_directions(False) if common_cv else nullcontext():
-            choice = cv_spectral(
+            return cv_spectral(
                 G_folds, rhs_folds, n_rows, candidates=candidates, ridges=ridges,
                 const_folds=const_folds, min_ridge=min_ridge, se_penalty=se_penalty,
                 noise_share=noise_share, spectra_cache=spectra_cache, margins=margins,
                 noiseless=noiseless, spare=spare, support_folds=support_folds,
             )  # fmt: skip
+
+    choice = None
+    if fixed_ridge is None:
+        choice = private_cv()
         subset, rel = choice.subset, choice.relative_ridge / undersmooth
     else:
         subset, rel = np.arange(J), float(fixed_ridge)
     # a fixed ridge heavier than the CV's own choice is compared with that choice
-    # (FIXED_COMPARE_CV); the choice is made as above, on the same statistics
+    # (FIXED_COMPARE_CV), made on the same statistics
     compare = None
     if choice is None and with_loose and FIXED_COMPARE_CV and rel > 0:
-        compare = cv_spectral(
-            G_folds, rhs_folds, n_rows, candidates=candidates, ridges=ridges,
-            const_folds=const_folds, min_ridge=min_ridge, se_penalty=se_penalty,
-            noise_share=noise_share, spectra_cache=spectra_cache, margins=margins,
-            noiseless=noiseless, spare=spare, support_folds=support_folds,
-        )  # fmt: skip
+        compare = private_cv()
         if not compare.relative_ridge < rel:
             compare = None
     loose_pair = None if choice is None or not with_loose else loosest_plausible(choice, loosen)
