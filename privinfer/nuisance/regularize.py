@@ -79,7 +79,8 @@ LOOSEN = 100.0
 #: inverts every function of the sieve nearly unpenalised. Measured with ``ridge=1.0``
 #: at ``alpha = 1``, ``n = 1000``, limited overlap (biased by 4.3 SE): the bound
 #: vanished in 9 of 30 fits and elsewhere reached 6 times the error before; with the CV
-#: choice it was 0.54 to 2.2 times the error (regularisation page of the user guide).
+#: choice it was 0.54 to 2.2 times the error (``benchmarks/fixed_ridge.py``;
+#: regularisation page of the user guide).
 FIXED_COMPARE_CV = True
 #: Research option (default False): where no richer sieve comes within one fold standard
 #: error of the chosen fit's CV loss, the comparison fit behind the bias bound is the
