@@ -851,17 +851,28 @@ class TreatmentModel:
                     "beyond the finest structure that the sample affords at this alpha "
                     "(the estimate moves by that much when the sieves' cap is halved)"
                 )
-            warnings.warn(
-                f"{self._name}: regularisation bias is not negligible at n * alpha^2 = "
-                f"{n * alpha**2:.0f}: the estimated bound on |bias| of {names[worst]} is "
-                f"{ratio[worst]:.2f} standard errors, so the interval is widened (critical "
-                f"value {cv:.2f} instead of 1.96; Armstrong and Kolesar, 2020). The data "
-                f"cannot resolve the nuisances {where}; about n >= {need} rows at "
-                f"alpha = {alpha:g} (n * alpha^2 >= {need_eff:.0f}) would make the bias "
-                "negligible.",
-                RegularizationBiasWarning,
-                stacklevel=5,
+            widened = (
+                f"the estimated bound on |bias| of {names[worst]} is {ratio[worst]:.2f} "
+                f"standard errors, so the interval is widened (critical value {cv:.2f} "
+                "instead of 1.96; Armstrong and Kolesar, 2020)"
             )
+            if self.options.ridge != "cv" and not (from_cap[worst] or from_guard[worst]):
+                # a fixed ridge's bias does not fade with n: name the remedy instead
+                message = (
+                    f"{self._name}: the fixed ridge={float(self.options.ridge):g} biases "  # type: ignore[arg-type]
+                    f"the estimate: {widened}. The estimate moves by that much when the "
+                    "nuisances are refitted less regularised (with the sieve and ridge the "
+                    "private CV chooses where its ridge is lighter, else with the ridge "
+                    "divided by 100); use ridge='cv' (the default) or a lighter ridge."
+                )
+            else:
+                message = (
+                    f"{self._name}: regularisation bias is not negligible at n * alpha^2 = "
+                    f"{n * alpha**2:.0f}: {widened}. The data cannot resolve the nuisances "
+                    f"{where}; about n >= {need} rows at alpha = {alpha:g} (n * alpha^2 >= "
+                    f"{need_eff:.0f}) would make the bias negligible."
+                )
+            warnings.warn(message, RegularizationBiasWarning, stacklevel=5)
         return pd.Series(B, index=names)
 
     # -- one split ---------------------------------------------------------------------

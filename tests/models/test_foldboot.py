@@ -241,6 +241,21 @@ def test_a_fixed_heavy_ridge_is_compared_with_the_cv_choice_and_its_bound_tracks
     assert np.sum((ratio0 < 0.5) | (ratio0 > 2.0)) >= 6, ratio0
 
 
+def test_the_bias_warning_of_a_fixed_ridge_names_the_ridge_not_a_sample_size():
+    # a relative ridge's bias does not fade with n: the warning named n >= 926864 here
+    raw = _overlap(1000, np.random.default_rng(300))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pi.PrivateATE.from_formula("y ~ d | x1 + x2", raw, mechanism=MECH1, ridge=1.0).fit(
+            random_state=np.random.default_rng(301)
+        )
+    bias = pi.exceptions.RegularizationBiasWarning
+    texts = [str(w.message) for w in caught if w.category is bias]
+    assert len(texts) == 1, texts
+    assert "the fixed ridge=1 biases the estimate" in texts[0]
+    assert "ridge='cv'" in texts[0] and "n >=" not in texts[0]
+
+
 def test_a_fixed_ridge_just_above_the_noise_keeps_a_finite_bootstrap_standard_error():
     # alpha = 0.7, n = 4000: a fixed ridge of 1 clears the privatisation noise of the
     # estimate's own Gram matrices (seeds 102 and 103 of this design; 100 and 101 are
