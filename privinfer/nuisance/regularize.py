@@ -1465,6 +1465,7 @@ def fit_crossfit(
     F, J = rhs_folds.shape
     if not undersmooth >= 1.0:
         raise ValueError(f"fit_crossfit: undersmooth must be at least 1; got {undersmooth!r}.")
+
     def private_cv() -> SpectralChoice:
         """The private CV's choice of sub-basis and ridge (:func:`cv_spectral`)."""
         common_cv = GUARD_DIRECTIONS and not GUARD_DIRECTIONS_CV
