@@ -324,7 +324,9 @@ class RegularizationBiasWarning(PrivinferWarning):
     effective sample size ``n * alpha**2`` that would make the bias negligible. The
     bound includes how much the estimate moves when the sieves' cap is halved and, below
     ``alpha = 1``, when the guard against privatisation noise is halved; the message
-    says so when one of these moves sets it.
+    says so when one of these moves sets it. With a fixed ``ridge`` whose own bias sets
+    the bound, the message names that ridge and ``ridge='cv'`` instead: a relative
+    ridge's bias does not fade with ``n``.
     """
 
 
