@@ -44,31 +44,13 @@ import warnings
 import numpy as np
 import pandas as pd
 
-# this checkout's privinfer ahead of any installed copy
+# the sibling modules, and this checkout's privinfer ahead of any installed copy
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from _designs import limited_overlap, skewed_wide_reference
+
 import privinfer as pi
 from privinfer.nuisance import regularize
-
-
-def _overlap(n: int, rng: np.random.Generator) -> pd.DataFrame:
-    """Limited overlap through ``x1``, S-shaped outcome; ATE = 1."""
-    x1 = 2 * rng.beta(1.2, 1.2, n) - 1
-    x2 = rng.uniform(-1, 1, n)
-    p = np.clip(1 / (1 + np.exp(-(4.0 * x1 + 0.5 * x2))), 0.03, 0.97)
-    d = (rng.random(n) < p).astype(int)
-    s = np.tanh(3.0 * x1)
-    y = 2.0 * s + 0.5 * x2 + d * (1.0 + 0.5 * s) + rng.normal(size=n)
-    return pd.DataFrame({"x1": x1, "x2": x2, "d": d, "y": y})
-
-
-def _skewed(n: int, rng: np.random.Generator) -> pd.DataFrame:
-    """A lognormal covariate far narrower than its reference, sine outcome."""
-    x = np.minimum(rng.lognormal(0.0, 0.6, n), 10.0)
-    z = rng.uniform(-1, 1, n)
-    p = 1 / (1 + np.exp(-(1.0 - 0.6 * x + 0.5 * z)))
-    d = (rng.random(n) < p).astype(int)
-    y = np.sin(1.5 * x) + z + d * (1 + 0.3 * x) + rng.normal(scale=0.5, size=n)
-    return pd.DataFrame({"x": x, "z": z, "d": d, "y": y})
 
 
 def _skewed_ate() -> float:
@@ -80,10 +62,10 @@ DESIGNS = {
     # name: (alpha, n, covariates, reference, draw, truth, first seed)
     "overlap": (1.0, 1000, "x1 + x2",
                 {"x1": pi.reference.Uniform(-1, 1), "x2": pi.reference.Uniform(-1, 1)},
-                _overlap, lambda: 1.0, 300),
+                limited_overlap, lambda: 1.0, 300),
     "skewed": (0.7, 4000, "x + z",
                {"x": pi.reference.Uniform(0, 10), "z": pi.reference.Uniform(-1, 1)},
-               _skewed, _skewed_ate, 100),
+               skewed_wide_reference, _skewed_ate, 100),
 }  # fmt: skip
 
 

@@ -1,25 +1,20 @@
 """The fold-block bootstrap standard error of the treatment models (issue 14)."""
 
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import privinfer as pi
 from privinfer.models._foldboot import N_BLOCKS, block_labels, collapse
 from privinfer.models._suffstats import FoldStats
 
-
-def _design(n, rng):
-    """Skewed private covariate, U(0, 10) reference far wider than the data, sin outcome."""
-    x = np.minimum(rng.lognormal(0.0, 0.6, n), 10.0)
-    z = rng.uniform(-1, 1, n)
-    p = 1 / (1 + np.exp(-(1.0 - 0.6 * x + 0.5 * z)))
-    d = (rng.random(n) < p).astype(int)
-    y = np.sin(1.5 * x) + z + d * (1 + 0.3 * x) + rng.normal(scale=0.5, size=n)
-    return pd.DataFrame({"x": x, "z": z, "d": d, "y": y})
-
+# the designs shared with benchmarks/fixed_ridge.py
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from _designs import limited_overlap as _overlap
+from _designs import skewed_wide_reference as _design
 
 MECH = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 10), "z": pi.reference.Uniform(-1, 1)})
 
@@ -150,17 +145,6 @@ def test_pom_contrast_keeps_the_bootstrap_covariance_of_the_arms():
     # the arms' own influence values would give another (here smaller) number
     infl = pom.influence.to_numpy() @ c
     assert float(np.sqrt(np.mean(infl**2) / infl.size)) < se_diff
-
-
-def _overlap(n, rng):
-    """Limited overlap (propensity 0.03-0.97) through x1, S-shaped outcome; ATE = 1."""
-    x1 = 2 * rng.beta(1.2, 1.2, n) - 1
-    x2 = rng.uniform(-1, 1, n)
-    p = np.clip(1 / (1 + np.exp(-(4.0 * x1 + 0.5 * x2))), 0.03, 0.97)
-    d = (rng.random(n) < p).astype(int)
-    s = np.tanh(3.0 * x1)
-    y = 2.0 * s + 0.5 * x2 + d * (1.0 + 0.5 * s) + rng.normal(size=n)
-    return pd.DataFrame({"x1": x1, "x2": x2, "d": d, "y": y})
 
 
 MECH1 = pi.AlphaIdentity(
