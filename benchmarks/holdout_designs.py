@@ -289,7 +289,7 @@ run), for what no round had: an integer count as a private covariate, selection 
 effect through a product of two private covariates with no main effect in either, and a
 rare binary outcome::
 
-    python benchmarks/validate.py --designs visit_counts,product_effect,rare_event \
+    python benchmarks/validate.py --designs visit_counts,product_effect,rare_logit \
 --alphas 1,0.7,0.5 --n 4000 --reps 40 --estimands ATE,ATT,POM --seed 1401
 
 * ``visit_counts``: doctor visits, negative binomial with mean 4 (17% zeros), top-coded
@@ -301,10 +301,14 @@ rare binary outcome::
   references on [-3, 3]); the propensity's logit is ``0.9 x1 x2`` and the effect
   ``1 + 0.7 x1 x2``, so selection and effect heterogeneity live only in the interaction
   (the sieve's tensor block); a public normal.
-* ``rare_event``: a binary outcome with mean about 7% (``E[Y(0)]`` = 0.040); its logit
+* ``rare_logit``: a binary outcome with mean about 7% (``E[Y(0)]`` = 0.040); its logit
   rises in a private gamma covariate (top-coded at 8, uniform reference) and in the
   square of a private uniform, the effect on the logit scale grows in the first; the
-  propensity is monotone in both; a public dummy.
+  propensity is monotone in both; a public dummy. It ran as ``rare_event``, the name of
+  the fifth round's design, and was renamed on 2026-12-07 (its runs keep that name's
+  seeds, ``validate._SEED_NAMES``): until then the fifth round's ``rare_event`` was
+  shadowed by it, and ``rare_treated`` ran its functions, which failed at the first
+  release (its covariates lacked ``x`` and ``z``).
 
 A fifteenth round of three, written on 2026-12-07 before any run and never used to tune
 anything (a two-replication run checked only that they run), for what no round had: an
@@ -1573,25 +1577,25 @@ def _mu_product(X, d):
     return x1 + 0.5 * x2 + 0.8 * x1 * x2 + 0.3 * w + d * (1.0 + 0.7 * x1 * x2)
 
 
-def _cov_rare(n, rng):
+def _cov_rare_logit(n, rng):
     return pd.DataFrame(
         {"x1": np.minimum(rng.gamma(2.0, 1.0, n), 8.0), "x2": rng.uniform(-1, 1, n),
          "w": (rng.random(n) < 0.5).astype(float)}
     )
 
 
-def _ps_rare(X):
+def _ps_rare_logit(X):
     x1, x2, w = X.x1.to_numpy(), X.x2.to_numpy(), X.w.to_numpy()
     return np.clip(_expit(-0.8 + 0.45 * x1 - 0.5 * x2 + 0.3 * w), 0.03, 0.97)
 
 
-def _mu_rare(X, d):
+def _mu_rare_logit(X, d):
     x1, x2, w = X.x1.to_numpy(), X.x2.to_numpy(), X.w.to_numpy()
     return _expit(-4.6 + 0.4 * x1 + 0.8 * x2**2 + 0.3 * w + d * (0.6 + 0.15 * x1))
 
 
-def _y_rare(X, d, rng):
-    return (rng.random(len(X)) < _mu_rare(X, d)).astype(float)
+def _y_rare_logit(X, d, rng):
+    return (rng.random(len(X)) < _mu_rare_logit(X, d)).astype(float)
 
 
 def _cov_hours(n, rng):
@@ -2259,16 +2263,16 @@ HOLDOUT_LIST = [
         lambda X, d, rng: _mu_product(X, d) + rng.normal(size=len(X)),
     ),
     Design(
-        "rare_event",
+        "rare_logit",
         "A rare binary outcome (about 7%), effect on the logit scale growing in a skewed "
         "private covariate",
         "y ~ d | x1 + x2 + w",
         ("w",),
         lambda: {"x1": _U(0, 8), "x2": _U(-1, 1)},
-        _cov_rare,
-        _ps_rare,
-        _mu_rare,
-        _y_rare,
+        _cov_rare_logit,
+        _ps_rare_logit,
+        _mu_rare_logit,
+        _y_rare_logit,
     ),
     Design(
         "hours_spike",
@@ -2321,3 +2325,5 @@ HOLDOUT_LIST = [
 ]
 
 HOLDOUT: dict[str, Design] = {d.name: d for d in HOLDOUT_LIST}
+# a name used twice would silently drop a design (the dictionary keeps the last one)
+assert len(HOLDOUT) == len(HOLDOUT_LIST), "two held-out designs share a name"
