@@ -414,17 +414,48 @@ def run(tasks: list[dict[str, Any]], jobs: int = 2, progress: bool = True) -> pd
                 flush=True,
             )
 
+    failed: list[str] = []
+
+    def failure(task: dict[str, Any], exc: BaseException) -> None:
+        # a task that raises outside the fits (a release refused, a design's bug) is
+        # reported and the others go on, so that one cell cannot lose a long run
+        what = (
+            f"{task['design']} alpha={task['alpha']:g} n={task['n']} reps "
+            f"{task['reps'].start}-{task['reps'].stop - 1}: {type(exc).__name__}: {exc}"
+        )
+        failed.append(what)
+        print(f"  task failed: {what}", file=sys.stderr, flush=True)
+
     if jobs <= 1:
         for k, task in enumerate(tasks, 1):
-            rows.extend(run_task(task))
+            try:
+                rows.extend(run_task(task))
+            except Exception as exc:  # reported, raised again below
+                failure(task, exc)
             report(k, task)
     else:
         with ProcessPoolExecutor(jobs) as pool:
             futures = {pool.submit(run_task, t): t for t in tasks}
             for k, fut in enumerate(as_completed(futures), 1):
-                rows.extend(fut.result())
+                try:
+                    rows.extend(fut.result())
+                except Exception as exc:  # reported, raised again below
+                    failure(futures[fut], exc)
                 report(k, futures[fut])
-    return pd.DataFrame(rows).sort_values(["design", "alpha", "n", "estimand", "param", "rep"])
+    table = pd.DataFrame(rows)
+    if len(table):
+        table = table.sort_values(["design", "alpha", "n", "estimand", "param", "rep"])
+    if failed:
+        raise TaskFailures(failed, table)
+    return table
+
+
+class TaskFailures(RuntimeError):
+    """Tasks of :func:`run` that raised; ``rows`` holds the replications of the others."""
+
+    def __init__(self, failed: list[str], rows: pd.DataFrame) -> None:
+        super().__init__(f"{len(failed)} task(s) failed:\n" + "\n".join(failed))
+        self.failed, self.rows = failed, rows
 
 
 def _rates(values: pd.Series, total: int) -> str:
@@ -910,7 +941,13 @@ def main(argv: list[str] | None = None) -> None:
             bump_by_linear=args.bump_by_linear,
         )
         t0 = time.perf_counter()
-        rep_rows = run(tasks, args.jobs)
+        try:
+            rep_rows = run(tasks, args.jobs)
+        except TaskFailures as exc:
+            if len(exc.rows):  # keep what finished: pool it with a rerun of the rest
+                _, _, kept = _write(exc.rows, args.out)
+                print(f"The finished tasks' replications are in {kept}.", file=sys.stderr)
+            raise
         elapsed = time.perf_counter() - t0
         table, out, reps_path = _write(rep_rows, args.out)
         print(
