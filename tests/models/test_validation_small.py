@@ -220,6 +220,26 @@ def test_slices_of_replications_pool_into_one_run(tmp_path):
         pool([str(tmp_path / "a_reps.csv"), str(tmp_path / "a_reps.csv")])
 
 
+
+def test_a_failing_task_is_reported_and_the_others_keep_their_rows(monkeypatch):
+    """One task that raises (a refused release, say) must not lose the run's other tasks."""
+    import validate
+
+    tasks = make_tasks(["sieve_drift"], [1.0], [600], 2, ["ATE"], {}, seed=3, chunk=1)
+    assert len(tasks) == 2
+    real = validate.run_task
+
+    def flaky(task):
+        if task["reps"].start == 0:
+            raise RuntimeError("release refused")
+        return real(task)
+
+    monkeypatch.setattr(validate, "run_task", flaky)
+    with pytest.raises(validate.TaskFailures, match="release refused") as info:
+        run(tasks, jobs=1, progress=False)
+    assert list(info.value.rows.rep) == [1]
+    assert "sieve_drift alpha=1 n=600 reps 0-0" in info.value.failed[0]
+
 #: The cells marked ``extended`` (about 540 s of the 690 s these cells take on two cores)
 #: run with ``python -m pytest --extended``; the default run keeps a cell of limited overlap
 #: at alpha = 1, one of a skewed top-coded covariate at alpha = 0.5 (an ATT) and one of
