@@ -220,7 +220,6 @@ def test_slices_of_replications_pool_into_one_run(tmp_path):
         pool([str(tmp_path / "a_reps.csv"), str(tmp_path / "a_reps.csv")])
 
 
-
 def test_a_failing_task_is_reported_and_the_others_keep_their_rows(monkeypatch):
     """One task that raises (a refused release, say) must not lose the run's other tasks."""
     import validate
@@ -239,6 +238,7 @@ def test_a_failing_task_is_reported_and_the_others_keep_their_rows(monkeypatch):
         run(tasks, jobs=1, progress=False)
     assert list(info.value.rows.rep) == [1]
     assert "sieve_drift alpha=1 n=600 reps 0-0" in info.value.failed[0]
+
 
 #: The cells marked ``extended`` (about 540 s of the 690 s these cells take on two cores)
 #: run with ``python -m pytest --extended``; the default run keeps a cell of limited overlap
@@ -451,6 +451,10 @@ def test_every_design_draws_the_columns_it_releases(name):
     assert needed <= set(raw.columns), sorted(needed - set(raw.columns))
     assert np.all(np.isfinite(raw["y"].to_numpy(dtype=float)))
     mech = pi.AlphaIdentity(0.5, design.reference())
-    released = privatize(mech, raw[[c for c in raw if c not in design.hidden]],
-                         design.public, np.random.default_rng(4))
+    released = privatize(
+        mech,
+        raw[[c for c in raw if c not in design.hidden]],
+        design.public,
+        np.random.default_rng(4),
+    )
     assert len(released) == 60
