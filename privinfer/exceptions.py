@@ -40,6 +40,7 @@ __all__ = [
     "SingularDesignError",
     "TransportConvergenceError",
     "TransportConvergenceWarning",
+    "TransportNoiseWarning",
     "UndeclaredColumnWarning",
     "UnknownCategoryError",
     "UnsupportedBackendError",
@@ -150,6 +151,17 @@ class TransportConvergenceError(PrivinferError, RuntimeError):
 
 class TransportConvergenceWarning(PrivinferWarning):
     """An iterative (entropic) transport solver did not reach its stopping threshold."""
+
+
+class TransportNoiseWarning(PrivinferWarning):
+    """The privacy noise of a DPOT release swamps the spread of the source.
+
+    Raised by :func:`~privinfer.transport.estimate_transport_cost` when the estimated
+    noise ratio (the variance of a source point's privacy noise over the spread of the
+    source points) exceeds one. The release then cannot show the structure of the source
+    that sets the transport cost, the point estimate can be off by tens of percent in
+    either direction, and only the bracket ``(lower, upper)`` keeps its level.
+    """
 
 
 class NotInInteriorError(PrivinferError, ValueError):

@@ -34,6 +34,7 @@ from privinfer.exceptions import (
     NotFittedError,
     TransportConvergenceError,
     TransportConvergenceWarning,
+    TransportNoiseWarning,
     WeightsError,
 )
 from privinfer.transport._deconvolution import (
@@ -1345,6 +1346,18 @@ def estimate_transport_cost(
             space, T, a_arr, b_arr, plan, D, rng, method, reg, max_iter)
         kind = "deconvolution"
     mean_terms, mean_noise = _mean_part_terms(Z, W, sigma, a_arr, b_arr)
+    if noise_ratio > _AUTO_NOISE_RATIO:
+        warnings.warn(
+            f"{owner}: the variance of a source point's privacy noise is {noise_ratio:.2g} "
+            "times the spread of the source points (noise_ratio), so the release cannot show "
+            "the source's structure (its clusters, its shape) that sets W. On structured "
+            "sources (clusters, a ring, heavy tails) the point estimate was then off by 15% "
+            "to 150% in either direction (Gaussian sources: within 10%), while the bracket "
+            "(lower, upper) kept its level: report the bracket, or publish with a larger "
+            "eps.",
+            TransportNoiseWarning,
+            stacklevel=2,
+        )
     return CostEstimate(
         estimate=estimate,
         std_error=std_error,

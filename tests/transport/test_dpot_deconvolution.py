@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 ot = pytest.importorskip("ot")
 pytest.importorskip("dp_accounting")
 
-from privinfer.exceptions import DataMismatchError  # noqa: E402
+from privinfer.exceptions import DataMismatchError, TransportNoiseWarning  # noqa: E402
 from privinfer.transport import (  # noqa: E402
     DPOT,
     DPOTSource,
@@ -158,6 +160,28 @@ def test_auto_deconvolves_only_where_the_noise_is_below_the_spread():
     square = DPOTSource(eps=50.0, delta=1e-5, ell=2, random_state=1).publish(Xs)
     fallback = estimate_transport_cost(square, Xt[:, :2], estimator="auto")
     assert fallback.extrapolation == "none" and np.isnan(fallback.noise_ratio)
+
+
+def test_a_noise_dominated_release_warns_and_names_the_bracket():
+    Xs = _clusters(90, 0.5, seed=12)
+    Xt = np.random.default_rng(13).normal(3.0, 2.0, size=(80, 2))
+    for eps in (50.0, 0.5):
+        pub = DPOTSource(eps=eps, delta=1e-5, ell=16, random_state=4).publish(Xs)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est = estimate_transport_cost(pub, Xt, random_state=5)
+        noisy = [w for w in caught if issubclass(w.category, TransportNoiseWarning)]
+        assert len(noisy) == (1 if est.noise_ratio > 1.0 else 0)
+        if eps == 0.5:
+            assert est.noise_ratio > 1.0
+            assert f"{est.noise_ratio:.2g} times" in str(noisy[0].message)
+            assert "bracket" in str(noisy[0].message)
+    # no deconvolution space (n_features >= ell): no noise ratio, no warning
+    square = DPOTSource(eps=0.5, delta=1e-5, ell=2, random_state=1).publish(Xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TransportNoiseWarning)
+        est = estimate_transport_cost(square, Xt, estimator="extrapolation")
+    assert np.isnan(est.noise_ratio)
 
 
 def test_dpot_and_the_estimator_class_default_to_auto_with_a_random_state():
