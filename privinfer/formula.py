@@ -214,8 +214,13 @@ def _covariate_model_spec(
 
 def _split_terms(
     spec: Any, formula: str, data: pd.DataFrame, private: set[str], owner: str
-) -> tuple[list[str], list[str], list[str], list[str], list[str]]:
-    """Private terms, public terms, categorical terms, private and public variables."""
+) -> tuple[list[Any], list[Any], list[str], list[str], list[str]]:
+    """Private terms, public terms, categorical terms, private and public variables.
+
+    The private and public terms are formulaic's term objects: their text loses the
+    quoting of ``{...}`` and backtick terms, so a spec subset by text would read
+    ``{x**2}`` as ``x``.
+    """
     columns = {str(c) for c in data.columns}
     priv_terms, pub_terms, cat_terms = [], [], []
     priv_vars: list[str] = []
@@ -229,10 +234,10 @@ def _split_terms(
                 f"{owner}: term {str(term)!r} of {formula!r} uses no data column."
             )
         if used <= private:
-            priv_terms.append(str(term))
+            priv_terms.append(term)
             priv_vars += [v for v in sorted(used) if v not in priv_vars]
         elif not used & private:
-            pub_terms.append(str(term))
+            pub_terms.append(term)
             pub_vars += [v for v in sorted(used) if v not in pub_vars]
         else:
             raise NonSeparableTermError(
@@ -251,7 +256,7 @@ def _split_terms(
 
 
 def _sub_spec(
-    spec: Any, terms: list[str], cat_terms: list[str]
+    spec: Any, terms: list[Any], cat_terms: list[str]
 ) -> tuple[Any, tuple[str, ...], tuple[int, ...]]:
     """Sub-spec of ``terms``, its column names and column groups.
 
@@ -304,6 +309,41 @@ class TreatmentFormula:
             )
 
 
+def _is_one_call(expr: str) -> bool:
+    """Whether ``expr`` is a single call ``name(...)`` whose parenthesis closes at its end."""
+    head = re.match(r"[A-Za-z_][A-Za-z0-9_.]*\(", expr)
+    if head is None or not expr.endswith(")"):
+        return False
+    depth = 0
+    for i, ch in enumerate(expr[head.end() - 1 :], start=head.end() - 1):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0:
+            return i == len(expr) - 1
+    return False
+
+
+def _factor_text(factor: Any) -> str:
+    """Formula text of one formulaic factor that parses back to the same factor.
+
+    ``str(factor)`` drops the quoting: a Python expression written ``{x**2}`` prints as
+    ``x ** 2`` (which re-parses as the term power of ``x``, i.e. ``x``), and a column name
+    written with backticks prints bare. Calls such as ``C(g)`` or ``np.log(x)`` are kept
+    as written.
+    """
+    expr = str(factor.expr)
+    method = getattr(factor.eval_method, "value", factor.eval_method)
+    if method == "lookup":
+        return expr if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", expr) else f"`{expr}`"
+    if method == "python" and not _is_one_call(expr):
+        return "{" + expr + "}"
+    return expr
+
+
+def term_text(term: Any) -> str:
+    """Formula text of one formulaic term (its factors joined by ``:``)."""
+    return ":".join(_factor_text(f) for f in term.factors)
+
+
 def parse_treatment_formula(formula: str, owner: str) -> TreatmentFormula:
     """Parse ``"y ~ d | x1 + x2"`` with formulaic's multipart ``|``.
 
@@ -343,7 +383,7 @@ def parse_treatment_formula(formula: str, owner: str) -> TreatmentFormula:
     wrapped = re.fullmatch(r"C\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)", treatment)
     if wrapped:
         treatment = wrapped.group(1)
-    cov_terms = [str(t) for t in rhs[1] if str(t) != "1"]
+    cov_terms = [term_text(t) for t in rhs[1] if str(t) != "1"]
     if not cov_terms:
         raise DataMismatchError(f"{owner}: formula {formula!r} has no covariates after '|'.")
     return TreatmentFormula(formula, outcome, treatment, " + ".join(cov_terms))

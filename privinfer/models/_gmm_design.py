@@ -41,6 +41,7 @@ from privinfer.formula import (
     build_covariate_spec,
     cast_private_categoricals,
     check_public_columns,
+    term_text,
 )
 from privinfer.inversion import invert
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
@@ -110,7 +111,7 @@ def _terms(expr: str, formula: str, owner: str) -> tuple[list[str], bool]:
         raise DataMismatchError(f"{owner}: cannot parse {expr!r} in {formula!r}: {err}") from err
     if getattr(parsed, "lhs", None) is not None and hasattr(parsed, "rhs"):
         raise DataMismatchError(f"{owner}: unexpected '~' in {expr!r} of {formula!r}.")
-    names = [str(t) for t in parsed]
+    names = [term_text(t) for t in parsed]
     return [t for t in names if t != "1"], "1" in names
 
 
@@ -526,7 +527,7 @@ def _column_terms(spec: CovariateSpec) -> dict[str, str]:
             continue
         for term, sl in sub.term_slices.items():
             for name in sub.column_names[sl]:
-                out[name] = str(term)
+                out[name] = term_text(term)
     return out
 
 
