@@ -30,6 +30,7 @@ from privinfer.exceptions import (
     MissingValueError,
     NonSeparableTermError,
 )
+from privinfer.mechanisms._levels import as_levels
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 
 __all__ = ["CovariateSpec", "TreatmentFormula", "build_covariate_spec", "parse_treatment_formula"]
@@ -69,7 +70,7 @@ def cast_private_categoricals(data: pd.DataFrame, mechanism: AlphaIdentity) -> p
     out = data.copy(deep=False)  # the cast columns are replaced, never written into
     for col, levels in mechanism.reference.categorical_levels().items():
         if col in out.columns:
-            out[col] = pd.Categorical(out[col], categories=levels)
+            out[col] = as_levels(out[col], levels, col)
     return out
 
 

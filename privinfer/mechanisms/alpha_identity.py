@@ -38,6 +38,7 @@ from privinfer.exceptions import (
 )
 from privinfer.mechanisms._consistency import check_reference_share
 from privinfer.mechanisms._leaks import find_leaks, format_leaks
+from privinfer.mechanisms._levels import level_codes
 from privinfer.mechanisms.guarantees import PrivacyGuarantees, alpha_identity_guarantees
 from privinfer.mechanisms.reference import (
     Empirical,
@@ -488,9 +489,8 @@ class AlphaIdentity:
                 continue
             for col in cols:
                 if col in levels:
-                    values = pd.Categorical(out[col], categories=levels[col])
-                    codes = values.codes.copy()
-                    codes[rows] = pd.Categorical(draws[col], categories=levels[col]).codes
+                    codes = level_codes(out[col], levels[col], col)
+                    codes[rows] = level_codes(draws[col], levels[col], col)
                     out[col] = pd.Categorical.from_codes(codes, categories=levels[col])
                     continue
                 original = getattr(out[col].dtype, "numpy_dtype", out[col].dtype)
