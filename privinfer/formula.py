@@ -16,6 +16,7 @@ private and public covariates come from the series basis, not from formula terms
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,7 +117,7 @@ class CovariateSpec:
         plain = _plain_columns(frame, self.private_names, self.private_variables)
         if plain is not None:
             return plain
-        return _to_float(self.private_spec.get_model_matrix(frame[list(self.private_variables)]))
+        return _to_float(_private_matrix(self.private_spec, frame[list(self.private_variables)]))
 
     def public_design(self, frame: pd.DataFrame) -> FloatArray:
         """Public covariate columns evaluated on ``frame``."""
@@ -147,6 +148,48 @@ def _plain_columns(
         return None
     out = np.column_stack([c.to_numpy(dtype=float) for c in cols])
     return None if np.isnan(out).any() else out
+
+
+def _private_matrix(spec: Any, frame: pd.DataFrame) -> Any:
+    """The private terms' model matrix on ``frame``, refusing what would be coded wrong.
+
+    The private design is evaluated on the released rows and on draws of the reference.
+    A term whose state formulaic learned from the released rows (the levels of ``C(x)``,
+    the knots of ``bs(x)``) does not describe the reference draws unless the reference
+    is a :class:`~privinfer.reference.Categorical` over public levels: formulaic would
+    code a draw outside the learned levels as a row of zeros (with only a warning),
+    which silently removes the adjustment, or stop at a draw outside the learned knots.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", formulaic.errors.DataMismatchWarning)
+        try:
+            mm = spec.get_model_matrix(frame)
+        except Exception as err:  # formulaic raises several types
+            raise DataMismatchError(
+                f"cannot evaluate the private covariate terms {_spec_terms(spec)} at the "
+                f"reference's draws: {err}. A transform that learns its state from the "
+                "released data (bs(), cr(), scale(), center()) cannot be evaluated at the "
+                "reference; enter the private column as it is (the series basis of the "
+                "nuisance fits adapts to it) or transform it before privatising, with a "
+                "reference on the transformed scale."
+            ) from err
+    unseen = [w for w in caught if issubclass(w.category, formulaic.errors.DataMismatchWarning)]
+    for w in caught:
+        if w not in unseen:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if unseen:
+        raise DataMismatchError(
+            f"the private covariate terms {_spec_terms(spec)} code a private column as "
+            "categories learned from the released data, but the reference takes values "
+            f"outside them ({str(unseen[0].message)[:160]}...). A private column used as a "
+            "factor (C(x)) needs a Categorical reference over all its public levels "
+            "(pi.reference.Categorical); a continuous one enters the formula as it is."
+        )
+    return mm
+
+
+def _spec_terms(spec: Any) -> str:
+    return repr([str(t) for t in spec.terms if str(t) != "1"])
 
 
 def _to_float(mm: Any) -> FloatArray:

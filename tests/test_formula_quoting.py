@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import privinfer as pi
+from privinfer.exceptions import DataMismatchError
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +61,43 @@ def test_gmm_keeps_a_python_term(released):
         ref = pi.PrivateGMM.ols("y ~ x + I(x**2)", released).fit(random_state=0)
     assert len(res.params) == 3
     np.testing.assert_allclose(res.params.to_numpy(), ref.params.to_numpy(), atol=1e-10)
+
+
+def _continuous_release() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    n = 1500
+    x = rng.uniform(0, 1, n)
+    d = (rng.random(n) < x).astype(int)
+    raw = pd.DataFrame({"y": d + 3 * x + rng.normal(size=n), "d": d, "x": x})
+    mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Uniform(0, 1)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return mech.privatize(raw, public=["y", "d"], random_state=1)
+
+
+def test_a_factor_of_a_continuous_private_column_is_refused():
+    # the reference's draws are levels the release never showed: formulaic codes them as
+    # rows of zeros, which removed the adjustment for x (ATE 1.99 against a truth of 1)
+    rel = _continuous_release()
+    with pytest.raises(DataMismatchError, match=r"C\(x\).*Categorical reference"):
+        pi.PrivateATE.from_formula("y ~ d | C(x)", rel).fit(random_state=2)
+
+
+def test_a_stateful_transform_of_a_private_column_is_refused_in_our_words():
+    rel = _continuous_release()
+    with pytest.raises(DataMismatchError, match=r"bs\(x, df=4\).*reference"):
+        pi.PrivateATE.from_formula("y ~ d | bs(x, df=4)", rel).fit(random_state=2)
+
+
+def test_a_factor_with_a_categorical_reference_still_fits(released):
+    rng = np.random.default_rng(3)
+    n = 800
+    raw = pd.DataFrame({"y": rng.normal(size=n), "d": rng.integers(0, 2, n),
+                        "g": rng.choice(["a", "b", "c"], n), "x": rng.uniform(size=n)})
+    mech = pi.AlphaIdentity(0.7, {"g": pi.reference.Categorical(["a", "b", "c", "e"]),
+                                  "x": pi.reference.Uniform(0, 1)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = mech.privatize(raw, public=["y", "d"], random_state=1)
+        res = pi.PrivateATE.from_formula("y ~ d | C(g) + x", rel).fit(random_state=0)
+    assert np.isfinite(res.params.iloc[0]) and res.bse.iloc[0] > 0
