@@ -201,6 +201,32 @@ def _cdf_map(
     return x, 2 * u - 1
 
 
+def _two_values(v: FloatArray, released: FloatArray) -> tuple[float, float] | None:
+    """The two values of a column that takes exactly two (else None).
+
+    ``v`` holds the column at the reference points (private) or its values (public),
+    ``released`` its released values.
+    """
+    vals = np.unique(v)
+    if vals.size != 2 or not np.all(np.isin(np.unique(released), vals)):
+        return None
+    return float(vals[0]), float(vals[1])
+
+
+def _indicator_map(low: float, high: float) -> tuple[FloatArray, FloatArray]:
+    """The map of a two-valued column onto 0 and 1 (it then enters as a 0/1 column).
+
+    A column coded 0/2, 1/2 or -1/1 is the same covariate as its 0/1 coding, so it gets
+    the same basis (one linear function, no powers or bumps) and the same fits.
+    """
+    return np.array([low, high]), np.array([0.0, 1.0])
+
+
+def _is_indicator_map(mp: tuple[FloatArray, FloatArray]) -> bool:
+    """Whether ``mp`` is an :func:`_indicator_map` (a CDF map never ends at 0 and 1)."""
+    return mp[1].size == 2 and mp[1][0] == 0.0 and mp[1][1] == 1.0
+
+
 #: Integral of the squared cardinal cubic B-spline over the real line.
 _B2 = 151.0 / 315.0
 
@@ -407,7 +433,8 @@ class SieveBasis:
     maps : tuple
         Per column (private then public), ``(x, u)`` knots of the monotone piecewise-linear
         map to the transformed scale :math:`v = 2\hat F(x) - 1 \in [-1, 1]` (``None`` for
-        binary columns, which enter as they are).
+        0/1 columns, which enter as they are; a column with two other values is mapped
+        onto 0 and 1 by :func:`_indicator_map`).
     atoms : tuple of (int, str, float)
         ``(column, kind, centre, width)``: kind ``"lin"``, ``"sq"``, ``"cube"`` (the
         Legendre polynomials of degree 1-3 in ``v``, orthonormal under the uniform law
@@ -550,7 +577,13 @@ class SieveBasis:
                 v = rel = public[:, j - k_priv]
                 w, a = np.full(1, 1.0), 1.0
             binary[j] = bool(np.all((v == 0) | (v == 1)))
-            maps.append(None if binary[j] else _cdf_map(rel, v if a < 1 else v[:1], w, a))
+            if binary[j]:
+                maps.append(None)
+                continue
+            two = _two_values(v, rel)
+            binary[j] = two is not None
+            maps.append(_indicator_map(*two) if two is not None
+                        else _cdf_map(rel, v if a < 1 else v[:1], w, a))
         # knots at dyadic points of the transformed scale v = 2 F(x) - 1
         knots = {lv: 2 * np.asarray(p) - 1 for lv, p in _KNOT_PROBS.items()}
         atoms: list[tuple[int, str, float, float]] = []
@@ -573,7 +606,9 @@ class SieveBasis:
 
         # linear units: one per column, except that the dummies of a categorical group
         # become its tail contrasts (:func:`tail_coding`)
-        categorical = _categorical_groups(groups, binary)
+        # (0/1 columns only: the tail contrasts combine the raw dummy columns)
+        zero_one = binary & np.array([mp is None for mp in maps], dtype=bool)
+        categorical = _categorical_groups(groups, zero_one)
         tails: list[tuple[float, tuple[int, ...], tuple[float, ...]]] = []
         units: list[tuple[int, int]] = []  # (group, atom)
         done: set[int] = set()
@@ -698,13 +733,14 @@ class SieveBasis:
             mp = self.maps[col]
             x = u[:, col - off]
             v = x if mp is None else np.interp(x, mp[0], mp[1])
+            raw = mp is None or _is_indicator_map(mp)
             bumps: dict[float, list[int]] = {}
             for a in atoms:
                 _, kind, centre, width = self.atoms[a]
                 if kind == "bump" and mp is not None:
                     bumps.setdefault(width, []).append(a)
                 else:
-                    out[row_of[a]] = _atom(v, kind, centre, width, mp is None)
+                    out[row_of[a]] = _atom(v, kind, centre, width, raw)
             for width, group in bumps.items():
                 centres = np.array([self.atoms[a][2] for a in group])
                 vals = _cardinal_cubic((v[None, :] - centres[:, None]) / width)

@@ -58,3 +58,22 @@ def test_estimates_and_errors_scale_with_the_units(model, alpha):
     assert abs(e1 - e2) < 1e-6 * s1, (e1, e2)
     assert s2 == pytest.approx(s1, rel=1e-6)
     assert (l2, u2) == pytest.approx((l1, u1), abs=1e-6 * s1)
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.7])
+def test_a_two_valued_covariate_fits_alike_in_any_coding(alpha):
+    # a public dummy coded 0/2, 1/2 or -1/1 is the same covariate as its 0/1 coding: it
+    # got powers and bumps of its own, 14 more functions and another estimate
+    rel = _release(alpha, 5)
+    fits = []
+    for recode in (lambda o: o, lambda o: 2 * o, lambda o: o + 1, lambda o: 2 * o - 1):
+        data = rel.assign(owner=recode(rel["owner"]))
+        data.attrs = rel.attrs
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = pi.PrivateATE.from_formula("y ~ d | income + saving + owner", data,
+                                               variance="influence")
+            fits.append(model.fit(random_state=2))
+    for res in fits[1:]:
+        assert res.params.iloc[0] == pytest.approx(fits[0].params.iloc[0], rel=1e-9)
+        assert res.bse.iloc[0] == pytest.approx(fits[0].bse.iloc[0], rel=1e-9)
