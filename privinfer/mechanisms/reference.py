@@ -188,8 +188,20 @@ class Uniform(Component):
         return f"Uniform({self.low:g}, {self.high:g})"
 
 
+def _normalise_probs(p: FloatArray) -> FloatArray:
+    r"""Rescale ``p`` to sum to one unless it already does up to rounding.
+
+    The tolerance :math:`4 k \epsilon_{\text{mach}}` bounds the rounding error of a sum of
+    :math:`k` probabilities, so the map is idempotent: its output is returned unchanged
+    when passed in again, which keeps serialisation round trips exact.
+    """
+    if abs(p.sum() - 1.0) <= 4 * p.size * np.finfo(float).eps:
+        return p
+    return p / p.sum()
+
+
 class Categorical(Component):
-    """Categorical distribution over public levels.
+    r"""Categorical distribution over public levels.
 
     Parameters
     ----------
@@ -197,6 +209,16 @@ class Categorical(Component):
         The public levels (the support). Their order fixes the dummy coding.
     probs : sequence of float, optional
         Probabilities of the levels; uniform when omitted.
+
+    Notes
+    -----
+    Probabilities :math:`p` whose sum is one up to floating-point rounding,
+    :math:`|\sum_j p_j - 1| \le 4 k \epsilon_{\text{mach}}` for :math:`k` levels, are
+    stored exactly as given; only larger deviations (at most ``1e-9``) are rescaled to
+    :math:`p / \sum_j p_j`. Rescaling a vector that already sums to one up to rounding
+    would move its entries by an ulp, so ``Categorical(levels)`` (probabilities
+    :math:`1/k`) and ``Categorical(levels, [1/k] * k)`` would differ, and a reference
+    would not equal its own round trip through :meth:`to_dict` (the release metadata).
 
     Examples
     --------
@@ -225,7 +247,7 @@ class Categorical(Component):
                 )
             if abs(p.sum() - 1.0) > 1e-9:
                 raise ValueError(f"Categorical probs must sum to 1; they sum to {p.sum()!r}.")
-            p = p / p.sum()
+            p = _normalise_probs(p)
         self.levels = levels
         self.probs = p
 

@@ -4,6 +4,7 @@ import pytest
 from scipy import stats
 
 import privinfer as pi
+from privinfer.mechanisms.reference import component_from_dict
 
 
 def test_qmc_sample_moments_match_exact_moments_within_reported_error():
@@ -54,3 +55,35 @@ def test_support_checks_flag_values_outside():
         ref.check_values(pd.DataFrame({"x": [0.5, 1.5], "g": ["a", "a"]}), "test")
     with pytest.raises(pi.exceptions.UnknownCategoryError, match="outside the public levels"):
         ref.check_values(pd.DataFrame({"x": [0.5], "g": ["b"]}), "test")
+
+
+@pytest.mark.parametrize("k", [65, 80, 90, 99, 100, 1000])
+def test_categorical_uniform_probs_are_identical_on_both_paths_and_round_trip(k):
+    levels = list(range(k))
+    implicit = pi.reference.Categorical(levels)
+    explicit = pi.reference.Categorical(levels, probs=[1.0 / k] * k)
+    assert np.array_equal(implicit.probs, explicit.probs)
+    assert implicit == explicit
+    rebuilt = component_from_dict(implicit.to_dict())
+    assert rebuilt == implicit and hash(rebuilt) == hash(implicit)
+
+
+@pytest.mark.parametrize("k", [65, 80, 90, 99, 100, 1000])
+def test_mechanism_with_many_levels_accepts_its_own_release(k):
+    rng = np.random.default_rng(0)
+    raw = pd.DataFrame(
+        {"y": rng.normal(size=200), "d": rng.integers(0, 2, 200), "x": rng.integers(0, k, 200)}
+    )
+    mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Categorical(list(range(k)))})
+    rel = mech.privatize(raw, public=["y", "d"], random_state=1)
+    assert pi.AlphaIdentity.from_released(rel) == mech
+    pi.PrivateATE.from_formula("y ~ d | C(x)", rel, mechanism=mech)  # no MechanismMismatchError
+
+
+def test_categorical_equality_still_rejects_different_probabilities():
+    p = np.full(100, 0.01)
+    q = p.copy()
+    q[0] += 1e-11
+    q[1] -= 1e-11
+    levels = list(range(100))
+    assert pi.reference.Categorical(levels, p) != pi.reference.Categorical(levels, q)
