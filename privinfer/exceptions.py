@@ -378,3 +378,19 @@ class UnsupportedBackendError(PrivinferError, NotImplementedError):
     Options that need every private row in memory at once are refused on out-of-core
     input rather than silently gathered; compute the frame to pandas to use them.
     """
+
+
+class OutsideBoundsWarning(PrivinferWarning):
+    """A private mean estimate lies outside the range its parameter can take.
+
+    Raised by :class:`~privinfer.PrivateMean` (estimate outside the public ``bounds``) and
+    :class:`~privinfer.PMLTest` (``mass_A`` outside [0, 1]) when the share of ones among
+    the released bits falls outside what the mechanism can produce, which happens mostly
+    in small samples or small groups. The estimate is left unclipped (clipping would bias
+    it) and its standard error uses the mechanism's smallest bit variance, so it is not
+    zero; the normal interval is unreliable there: read ``conf_int(method="exact")``
+    (Clopper-Pearson, mapped to the parameter's range) or release more bits.
+    """
+
+
+__all__ += ["OutsideBoundsWarning"]

@@ -10,6 +10,7 @@ the Dobrushin bound :func:`~privinfer.pml.eta_tv`; :class:`PMLTest` uses it to t
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from numbers import Integral
 from typing import Any, Literal
@@ -29,6 +30,7 @@ from privinfer.exceptions import (
     MassConditionError,
     NotInInteriorError,
     OutOfSupportError,
+    OutsideBoundsWarning,
 )
 from privinfer.pml.contraction import _check_c, _check_eps, eps_star, eta_tv
 from privinfer.pml.guarantee import PMLGuarantee
@@ -565,7 +567,12 @@ class PMLTestResult(PostEstimationMixin):
     The counted label has probability :math:`\pi = \pi_0 + (\pi_1 - \pi_0)
     (m - P(A))/(Q(A) - P(A))`, linear in :math:`m` with slope :math:`\pm\eta_{TV}`, so
     :math:`\hat m = P(A) + (\hat\pi - \pi_0)(Q(A) - P(A))/(\pi_1 - \pi_0)` is unbiased
-    with standard error :math:`\sqrt{\hat\pi(1 - \hat\pi)/n}/\eta_{TV}`. ``tvalues``
+    with standard error :math:`\sqrt{\max\{\hat\pi(1 - \hat\pi), v\}/n}/\eta_{TV}`. The
+    floor :math:`v` (:meth:`min_bit_variance`) is the smallest :math:`\pi(1-\pi)` over
+    :math:`m \in [0, 1]`: the true variance cannot be smaller, and the floor keeps the SE
+    positive when all bits are equal (then :math:`\hat m` leaves [0, 1], which
+    :meth:`PMLTest.test` reports with an :class:`~privinfer.exceptions.OutsideBoundsWarning`;
+    the estimate is not clipped, as clipping would bias it). ``tvalues``
     is the z statistic :math:`(\hat m - P(A))/\mathrm{se}` and ``pvalues`` the exact
     one-sided binomial p-value of the test.
 
@@ -631,12 +638,25 @@ class PMLTestResult(PostEstimationMixin):
         m = self.null_mass + (pi_hat - self.plans[0].null_prob) * self._slope()
         return pd.Series({"mass_A": m})
 
+    def min_bit_variance(self) -> float:
+        r"""Smallest variance :math:`\pi(1-\pi)` of the counted bit over :math:`m \in [0, 1]`.
+
+        :math:`\pi` is linear in :math:`m` and :math:`\pi(1-\pi)` is concave, so the
+        minimum is at :math:`m = 0` or :math:`m = 1`, i.e. at the mechanism's extreme
+        bit probabilities :math:`\beta` and :math:`\beta + \eta_{TV}` (or one minus
+        them); it is positive unless the kernel is deterministic somewhere.
+        """
+        pi0 = self.plans[0].null_prob
+        ends = np.array([pi0 + (m - self.null_mass) / self._slope() for m in (0.0, 1.0)])
+        ends = np.clip(ends, 0.0, 1.0)
+        return float(np.min(ends * (1.0 - ends)))
+
     @property
     def bse(self) -> pd.Series:
-        """Standard error of ``mass_A``."""
+        """Standard error of ``mass_A`` (bit variance floored at :meth:`min_bit_variance`)."""
         pi_hat = self.statistic / self.n_obs
-        return pd.Series({"mass_A": np.sqrt(pi_hat * (1 - pi_hat) / self.n_obs)
-                          * abs(self._slope())})
+        var = max(pi_hat * (1 - pi_hat), self.min_bit_variance())
+        return pd.Series({"mass_A": np.sqrt(var / self.n_obs) * abs(self._slope())})
 
     @property
     def std_errors(self) -> pd.Series:
@@ -776,6 +796,28 @@ def _plans_frame(
             "n_exact": plan.n_exact(alpha, power),
         }
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _warn_outside_unit(res: PMLTestResult) -> None:
+    """Warn when the estimate of ``mass_A`` leaves [0, 1] or its SE is zero."""
+    m, se = float(res.params.iloc[0]), float(res.bse.iloc[0])
+    if 0.0 <= m <= 1.0 and se > 0:
+        return
+    what = (
+        "lies outside [0, 1]: the share of the counted label is outside the range the "
+        "mechanism can produce. It is left unclipped (clipping biases it) and its standard "
+        "error uses the mechanism's smallest bit variance"
+        if not 0.0 <= m <= 1.0
+        else "has a zero standard error: all released bits are equal and the mechanism's "
+        "bit variance has no positive floor"
+    )
+    warnings.warn(
+        f"PMLTest.test: the estimate of mass_A ({m:.4f} from {res.n_obs} released bits, "
+        f"{res.statistic} counted) {what}. The exact test itself stays valid; for the mass read "
+        "conf_int(method='exact') (Clopper-Pearson) or release more bits.",
+        OutsideBoundsWarning,
+        stacklevel=3,
+    )
 
 
 def _is_scipy_continuous(obj: object) -> bool:
@@ -1081,12 +1123,14 @@ class PMLTest:
         plan = self.plans[0]
         pval = float(stats.binomtest(stat, n, plan.null_prob, alternative="greater").pvalue)
         mp, mq = self._masses
-        return PMLTestResult(
+        res = PMLTestResult(
             statistic=stat, n_obs=n, counted_label=label, p_value=pval, alpha=alpha,
             reject=bool(pval <= alpha), power=float(plan.power(n, alpha)), plans=self.plans,
             zeta=zeta, target_power=power, null_mass=float(mp @ self._set_weights),
             alt_mass=float(mq @ self._set_weights),
         )
+        _warn_outside_unit(res)
+        return res
 
     def compare(self, n: int, *, alpha: float | None = None, zeta: float = 0.05,
                 power: float = 0.8) -> pd.DataFrame:

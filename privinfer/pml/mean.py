@@ -8,6 +8,7 @@ The linear-kernel mechanism attains the minimax risk
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -23,7 +24,12 @@ from privinfer._hypotheses import PostEstimationMixin
 from privinfer._tables import ModelLabel
 from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
 from privinfer._validation import check_in_interval, check_int, check_no_nan, check_random_state
-from privinfer.exceptions import DataMismatchError, MissingValueError, OutOfSupportError
+from privinfer.exceptions import (
+    DataMismatchError,
+    MissingValueError,
+    OutOfSupportError,
+    OutsideBoundsWarning,
+)
 from privinfer.pml.contraction import _check_c, eps_star, eta_tv
 from privinfer.pml.guarantee import PMLGuarantee
 
@@ -81,7 +87,9 @@ class PrivateMeanResult(PostEstimationMixin):
     params : pandas.Series
         Unbiased estimates (one per group or coordinate).
     std_errors : pandas.Series
-        Standard errors, sd of the per-person unbiased terms over :math:`\sqrt n`.
+        Standard errors, sd of the per-person unbiased terms over :math:`\sqrt n`
+        (for :class:`PrivateMean` the sd is floored at the mechanism's smallest,
+        :math:`b\sqrt{1-\eta^2}/\eta`; see :meth:`PrivateMean.estimate`).
     nobs : pandas.Series
         Released bits used for each parameter.
     n_ones : pandas.Series
@@ -267,8 +275,8 @@ class PrivateMeanResult(PostEstimationMixin):
                            f"{1 - alpha / 2:g}]", "nobs"],
             stubs=[str(s) for s in self.params.index]))
         smry.add_extra_txt([
-            "Unbiased per-person terms m + b(2Y - 1)/eta; SE = sd / sqrt(n); normal intervals "
-            "(z and P>|z| for a zero mean).",
+            "Unbiased per-person terms m + b(2Y - 1)/eta; SE = sd / sqrt(n) (1-D: sd at least "
+            "b sqrt(1 - eta^2) / eta); normal intervals (z and P>|z| for a zero mean).",
             "eps-PML on the c-interior: Grosse, Saeidian, Oechtering and Skoglund (2026), "
             "Theorem 8.",
         ])
@@ -402,11 +410,12 @@ class PrivateMean:
             raise DataMismatchError("PrivateMean: every group needs at least 2 released bits.")
         mean = groups.T @ terms / nobs
         var = (groups.T @ terms**2 - nobs * mean**2) / (nobs - 1)
+        var = np.maximum(var, self.min_term_variance())
         ones = groups.T @ bits
         idx = pd.Index(names)
         return PrivateMeanResult(
             params=pd.Series(m + mean, index=idx),
-            std_errors=pd.Series(np.sqrt(np.clip(var, 0, None) / nobs), index=idx),
+            std_errors=pd.Series(np.sqrt(var / nobs), index=idx),
             nobs=pd.Series(nobs.astype(np.int64), index=idx),
             n_ones=pd.Series(ones.astype(np.int64), index=idx),
             eps=self.eps, c=self.c, eta=self.eta,
@@ -415,8 +424,58 @@ class PrivateMean:
             dep_variable=dep, model_name="PrivateMean",
         )
 
+    def min_term_variance(self) -> float:
+        r"""Smallest variance of one unbiased term :math:`m + b(2Y - 1)/\eta` the release allows.
+
+        A term has variance :math:`(2b/\eta)^2\bar\pi(1-\bar\pi)` with :math:`\bar\pi =
+        P(Y = 1)` the mean of :meth:`prob_one` over the data, which lies in
+        :math:`[(1-\eta)/2, (1+\eta)/2]`; :math:`\pi(1-\pi)` is smallest at the ends,
+        :math:`(1-\eta^2)/4`. Equivalently :math:`b^2/\eta^2 - (\theta - m)^2 \ge
+        b^2(1-\eta^2)/\eta^2` since :math:`|\theta - m| \le b` (class Notes).
+
+        Returns
+        -------
+        float
+            :math:`b^2(1-\eta^2)/\eta^2`; zero only when :math:`\eta = 1` (no privacy).
+        """
+        return float(self.half_width**2 * (1.0 - self.eta**2) / self.eta**2)
+
+    def _warn_outside(self, res: PrivateMeanResult) -> PrivateMeanResult:
+        """Warn when an estimate leaves the bounds or its SE is zero; return ``res``."""
+        est = res.params.to_numpy()
+        outside = (est < self.lo) | (est > self.hi)
+        bad = outside | (res.std_errors.to_numpy() == 0)
+        if not np.any(bad):
+            return res
+        lo1, hi1 = (1.0 - self.eta) / 2.0, (1.0 + self.eta) / 2.0
+        share = np.round((res.n_ones / res.nobs)[bad].to_numpy(), 4).tolist()
+        what = (
+            f"lies outside the public bounds [{self.lo:g}, {self.hi:g}]: the share of ones "
+            f"({share}) is outside [{lo1:.4f}, {hi1:.4f}], the range the mechanism can produce "
+            f"at eta = {self.eta:.4f}. The estimate is left unclipped (clipping biases it) and "
+            "its standard error uses the smallest per-person variance b^2 (1 - eta^2) / eta^2"
+            if np.all(outside[bad])
+            else f"has a zero standard error: all released bits are equal (share of ones "
+            f"{share}) and at eta = {self.eta:.4f} the mechanism's variance has no positive floor"
+        )
+        warnings.warn(
+            f"PrivateMean: the estimate of {res.params.index[bad].tolist()} "
+            f"({np.round(est[bad], 4).tolist()} from {res.nobs[bad].tolist()} released bits) "
+            f"{what}. At this sample size read conf_int(method='exact') (Clopper-Pearson, within "
+            "the bounds) or release more bits.",
+            OutsideBoundsWarning,
+            stacklevel=3,
+        )
+        return res
+
     def estimate(self, released: ArrayLike) -> PrivateMeanResult:
-        """Analyst side: unbiased mean, SE and confidence intervals from released bits.
+        r"""Analyst side: unbiased mean, SE and confidence intervals from released bits.
+
+        The SE is :math:`s/\sqrt n` with :math:`s^2` the sample variance of the unbiased
+        terms, floored at :meth:`min_term_variance`: the true variance of a term cannot
+        be smaller, and the floor keeps the SE positive when all released bits are equal
+        (likely in small samples). Such a sample gives an estimate outside the bounds,
+        which is kept (it is unbiased) with an :class:`~privinfer.exceptions.OutsideBoundsWarning`.
 
         Parameters
         ----------
@@ -427,10 +486,18 @@ class PrivateMean:
         -------
         PrivateMeanResult
             With a single parameter named ``"mean"``.
+
+        Warns
+        -----
+        OutsideBoundsWarning
+            The estimate lies outside the bounds (or its SE is zero, possible only without
+            privacy, :math:`\eta = 1`).
         """
         bits = _check_bits(released, "PrivateMean.estimate")
         name = released.name if isinstance(released, pd.Series) and released.name else "x"
-        return self._result(bits, np.ones((bits.size, 1)), ["mean"], str(name))
+        return self._warn_outside(
+            self._result(bits, np.ones((bits.size, 1)), ["mean"], str(name))
+        )
 
     def fit(self, released: ArrayLike | None = None) -> PrivateMeanResult:
         """Estimate from the data bound by :meth:`from_formula`, or from ``released`` bits.
@@ -471,7 +538,7 @@ class PrivateMean:
                 "PrivateMean.fit: no data. Pass the released bits, fit(released), or build the "
                 "model with PrivateMean.from_formula(formula, data, ...)."
             )
-        return self._result(*design)
+        return self._warn_outside(self._result(*design))
 
     @classmethod
     def from_formula(cls, formula: str, data: Any, *, bounds: tuple[float, float],

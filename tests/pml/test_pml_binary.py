@@ -148,3 +148,21 @@ def test_pmltest_continuous_densities_level_set_and_power():
     rejects = np.array([t.test(b).reject for b in bits])
     power = float(t.power(n))
     assert abs(rejects.mean() - power) <= 4 * np.sqrt(power * (1 - power) / reps) + 1e-3
+
+
+@pytest.mark.parametrize("bits", [[1], [0], [1, 1, 1, 1, 1]])
+def test_pmltest_all_equal_bits_give_positive_se_and_warn(bits):
+    from privinfer.exceptions import OutsideBoundsWarning
+
+    t = PMLTest([0.3, 0.3, 0.2, 0.2], [0.2, 0.2, 0.3, 0.3], eps=1.0, c=0.15)
+    with pytest.warns(OutsideBoundsWarning, match="outside"):
+        res = t.test(np.array(bits))
+    m = float(res.params["mass_A"])
+    assert not 0.0 <= m <= 1.0  # the unbiased estimate is kept, not clipped
+    ends = np.array([t.mechanism.base, t.mechanism.base + t.mechanism.eta])
+    floor = float(np.min(ends * (1.0 - ends)))
+    expected = np.sqrt(floor / len(bits)) / t.mechanism.eta
+    assert float(res.bse["mass_A"]) == pytest.approx(expected, rel=1e-12)
+    assert np.isfinite(float(res.tvalues["mass_A"]))
+    ci = res.conf_int().iloc[0]
+    assert ci["upper"] > ci["lower"]

@@ -92,3 +92,44 @@ def test_results_hold_no_raw_or_released_records():
     assert len(blob) < 20000
     for value in vars(res).values():
         assert np.size(value) <= 1 or len(value) == 1
+
+
+def test_all_equal_bits_give_a_positive_se_at_the_mechanism_floor_and_a_warning():
+    from privinfer.exceptions import OutsideBoundsWarning
+
+    pm = PrivateMean(bounds=(0.0, 1.0), eps=2.0, c=0.0)
+    with pytest.warns(OutsideBoundsWarning, match="outside the public bounds"):
+        res = pm.estimate(np.ones(8, dtype=int))
+    b, eta = 0.5, pm.eta
+    # unbiased estimate kept (not clipped): m + b / eta
+    assert res.params["mean"] == pytest.approx(0.5 + b / eta)
+    floor_se = b * np.sqrt(1.0 - eta**2) / eta / np.sqrt(8)
+    assert res.std_errors["mean"] == pytest.approx(floor_se, rel=1e-12)
+    ci = res.conf_int().iloc[0]
+    assert ci["upper"] - ci["lower"] > 0.5
+
+
+def test_group_with_all_equal_bits_warns_at_fit():
+    from privinfer.exceptions import OutsideBoundsWarning
+
+    pm = PrivateMean(bounds=(0.0, 1.0), eps=1.0, c=0.0)
+    rng = np.random.default_rng(0)
+    g = np.array(["a"] * 200 + ["b"] * 3)
+    bits = np.concatenate([pm.privatize(rng.uniform(0, 1, 200), random_state=1), [0, 0, 0]])
+    model = PrivateMean.from_formula("y ~ C(g)", pd.DataFrame({"y": bits, "g": g}),
+                                     bounds=(0.0, 1.0), eps=1.0, c=0.0)
+    with pytest.warns(OutsideBoundsWarning, match=r"C\(g\)\[b\]"):
+        res = model.fit()
+    assert res.params["C(g)[b]"] < 0 and res.std_errors["C(g)[b]"] > 0
+
+
+def test_se_floor_does_not_bind_on_ordinary_samples():
+    import warnings
+
+    pm = PrivateMean(bounds=(0.0, 1.0), eps=1.0, c=0.0)
+    bits = pm.privatize(np.random.default_rng(0).uniform(0, 1, 500), random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = pm.estimate(bits)
+    terms = 0.5 * (2.0 * bits - 1.0) / pm.eta
+    assert res.std_errors["mean"] == pytest.approx(terms.std(ddof=1) / np.sqrt(500), rel=1e-12)
