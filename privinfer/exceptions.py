@@ -394,3 +394,18 @@ class OutsideBoundsWarning(PrivinferWarning):
 
 
 __all__ += ["OutsideBoundsWarning"]
+
+
+class PerfectSeparationWarning(PrivinferWarning):
+    """A private logit's fitted probabilities are numerically 0 or 1 for many rows.
+
+    Raised by ``PrivateGMM.logit(...).fit()`` when more than a tenth of the released rows
+    are predicted to within 1e-4 of their outcome (statsmodels' rule for complete or
+    quasi-complete separation). The maximum-likelihood estimator, and the private score
+    root, then does not exist: the coefficients drift to infinity until the solver's
+    tolerance stops them, and their standard errors mean nothing. Drop or merge the
+    covariate that separates the outcome, or use a penalised model.
+    """
+
+
+__all__ += ["PerfectSeparationWarning"]

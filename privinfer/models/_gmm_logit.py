@@ -20,6 +20,7 @@ conditions on the covariates, as statsmodels does.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -31,7 +32,7 @@ from scipy.stats import norm
 
 from privinfer._typing import FloatArray
 from privinfer.covariance import moment_covariance, sandwich
-from privinfer.exceptions import SingularDesignError
+from privinfer.exceptions import PerfectSeparationWarning, SingularDesignError
 from privinfer.inversion import index_expectation, invert, reference_design
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._gmm_common import (
@@ -46,6 +47,11 @@ from privinfer.models._gmm_design import LinearDesign, new_regressors
 from privinfer.nuisance.logit import fit_private_logit, private_logit_scores
 
 __all__ = ["LogitEngine", "MarginalEffects"]
+
+#: statsmodels' rule: a row is perfectly predicted when :math:`|d - \hat p| < 10^{-4}`,
+#: and separation is suspected when more than a tenth of the rows are.
+PREDICTED_TOL = 1e-4
+SEPARATION_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -211,6 +217,8 @@ class LogitEngine(GMMEngine):
         infl = OmittedInfluence((d.n_obs, coef.size)) if rows is None else rows @ bread.T
         tests = {"j_test": j_statistic(gbar, A, d.n_obs, A.shape[0], efficient=True)}
         notes = (f"Single-index interpolation error {interp:.2g}.",) if interp > 0 else ()
+        separation = self._check_separation(coef, o.owner)
+        notes += (separation,) if separation else ()
         facts = (
             ("Model:", "LOGIT"),
             ("Newton steps:", str(n_iter)),
@@ -230,6 +238,40 @@ class LogitEngine(GMMEngine):
             reference_exact=ref.exact,
             margeff=self._margeff(coef, cov, ref, span),
         )
+
+    def _check_separation(self, coef: FloatArray, owner: str) -> str:
+        r"""Warn when the fit predicts many released rows perfectly; return the note.
+
+        A row counts as perfectly predicted when :math:`|d_i - \Lambda(\hat\gamma'\psi_i)|
+        < 10^{-4}` on its released regressors, i.e. its index is beyond about 9.2 on the
+        side of its outcome. All rows so predicted is complete separation, more than a
+        tenth possible quasi-complete separation (statsmodels' ``Logit`` rules): the
+        likelihood, and the private score equations, then have no root and the
+        coefficients only stop growing at the solver's tolerance.
+        """
+        d = self.design
+        func = partial(_predicted_count, coef=coef)
+        hits = func(d) if isinstance(d, LinearDesign) else d.sums(func)
+        share = hits / d.n_obs
+        if share <= SEPARATION_SHARE:
+            return ""
+        kind = ("Complete separation" if hits == d.n_obs
+                else "Possibly quasi-complete separation")
+        names = [d.names[k + 1] for k in range(coef.size)]
+        largest = names[int(np.argmax(np.abs(coef[1:]))) + 1] if coef.size > 1 else names[0]
+        note = (
+            f"{kind}: {share:.0%} of the released rows are predicted to within "
+            f"{PREDICTED_TOL:g} of their outcome {self.dep_variable!r}. The logit's "
+            "coefficients are not identified (they drift to infinity; the largest is "
+            f"{largest!r}) and their standard errors are meaningless."
+        )
+        warnings.warn(
+            f"{owner}: {note} Drop or merge the covariate that separates the outcome, or "
+            "use a penalised model.",
+            PerfectSeparationWarning,
+            stacklevel=4,
+        )
+        return note
 
     def _margeff(
         self, coef: FloatArray, cov: FloatArray, ref: _Reference, span: Any
@@ -270,6 +312,13 @@ class LogitEngine(GMMEngine):
     def outcome(self) -> FloatArray:
         """Released (public) 0/1 outcome."""
         return self.design.public[:, 0]
+
+
+def _predicted_count(d: LinearDesign, *, coef: FloatArray) -> int:
+    """Released rows whose fitted probability is within ``PREDICTED_TOL`` of the outcome."""
+    W = np.column_stack([np.ones(d.n_obs), d.public[:, 2:]])
+    p_hat = expit(W @ coef[: W.shape[1]] + d.private @ coef[W.shape[1]:])
+    return int(np.sum(np.abs(d.public[:, 0] - p_hat) < PREDICTED_TOL))
 
 
 def _margeff_sums(

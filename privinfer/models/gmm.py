@@ -405,7 +405,13 @@ class PrivateGMM:
         MechanismMismatchError
             The outcome is private.
         DataMismatchError
-            The outcome is not 0/1, or the formula drops the intercept.
+            The outcome is not 0/1 or is constant, or the formula drops the intercept.
+
+        Warns
+        -----
+        PerfectSeparationWarning
+            At ``fit()``: the covariates (quasi-)separate the outcome, so the logit's
+            coefficients are not identified.
 
         Examples
         --------
@@ -436,6 +442,12 @@ class PrivateGMM:
             raise DataMismatchError(
                 f"{owner}: the outcome {parsed.dependent!r} must be coded 0/1; got values "
                 f"{values.tolist()!r}."
+            )
+        if values.size < 2:
+            raise DataMismatchError(
+                f"{owner}: the outcome {parsed.dependent!r} is constant (every row is "
+                f"{values.tolist()[0]:g}); a logit needs both outcomes, and its intercept would "
+                "drift to infinity. Check the sample (a filter may have removed one class)."
             )
         engine = LogitEngine(design, mech, formula, parsed.dependent, size, weights)
         return cls(engine, data, mech, engine.k_params)

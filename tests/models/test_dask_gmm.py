@@ -21,6 +21,7 @@ from privinfer.exceptions import (
     ClusterError,
     DataMismatchError,
     NonRobustCovarianceWarning,
+    PerfectSeparationWarning,
     SeedReleaseWarning,
     UnsupportedBackendError,
     WeakInstrumentWarning,
@@ -265,6 +266,16 @@ def test_logit_outcome_must_be_binary(released):
     rel, mech = released
     with pytest.raises(DataMismatchError, match="0/1"):
         pi.PrivateGMM.logit("cl ~ x", dd.from_pandas(rel, npartitions=2), mechanism=mech)
+
+
+def test_logit_separation_warns_on_dask(released):
+    rel, mech = released
+    u = (rel["w"] > 0).astype(int)
+    ddf = dd.from_pandas(rel.assign(u=u, s=u), npartitions=3)  # the public u separates s
+    with pytest.warns(PerfectSeparationWarning, match="Complete separation.*largest is 'u'"):
+        res = pi.PrivateGMM.logit("s ~ x + u", ddf, mechanism=mech,
+                                  reference_size=REF).fit(random_state=0)
+    assert any("Complete separation" in note for note in res.diagnostics.notes)
 
 
 def test_logit_private_regressors_only(released):

@@ -12,6 +12,7 @@ from privinfer.exceptions import (
     DataMismatchError,
     MechanismMismatchError,
     MissingValueError,
+    PerfectSeparationWarning,
     SingularDesignError,
 )
 
@@ -82,6 +83,45 @@ def test_private_dependent_variable_is_an_error():
 def test_logit_needs_a_binary_public_outcome():
     with pytest.raises(DataMismatchError, match="0/1"):
         pi.PrivateGMM.logit("y ~ x", _data(), mechanism=MECH)
+
+
+def test_logit_constant_outcome_is_an_error():
+    data = _data().assign(d=1.0)
+    with pytest.raises(DataMismatchError, match=r"outcome 'd' is constant \(every row is 1\)"):
+        pi.PrivateGMM.logit("d ~ x + w", data, mechanism=MECH)
+
+
+def _separated(n: int = 1500, quasi: bool = False) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    raw = pd.DataFrame({"x": rng.uniform(0, 1, n), "u": rng.integers(0, 2, n)})
+    raw["yb"] = raw["u"]
+    if quasi:  # u = 1 always gives yb = 1; u = 0 gives either
+        raw.loc[(raw["u"] == 0) & (rng.random(n) < 0.3), "yb"] = 1
+    mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Uniform(0, 1)})
+    return mech.privatize(raw, public=["yb", "u"], random_state=1)
+
+
+@pytest.mark.parametrize(
+    ("quasi", "kind"), [(False, "Complete separation"), (True, "quasi-complete separation")]
+)
+def test_logit_perfect_separation_warns_and_notes_it(quasi, kind):
+    model = pi.PrivateGMM.logit("yb ~ x + u", _separated(quasi=quasi))
+    with pytest.warns(PerfectSeparationWarning, match=f"{kind}.*largest is 'u'"):
+        res = model.fit(random_state=0)
+    assert any(kind in note for note in res.diagnostics.notes)
+
+
+def test_logit_without_separation_does_not_warn():
+    import warnings
+
+    rng = np.random.default_rng(1)
+    raw = pd.DataFrame({"x": rng.uniform(0, 1, 1500), "u": rng.integers(0, 2, 1500)})
+    raw["yb"] = (rng.random(1500) < 1 / (1 + np.exp(-(-1 + 2 * raw.x + raw.u)))).astype(int)
+    mech = pi.AlphaIdentity(0.7, {"x": pi.reference.Uniform(0, 1)})
+    rel = mech.privatize(raw, public=["yb", "u"], random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerfectSeparationWarning)
+        pi.PrivateGMM.logit("yb ~ x + u", rel).fit(random_state=0)
 
 
 def test_bad_options_and_formulas():
