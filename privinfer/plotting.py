@@ -464,7 +464,8 @@ def privacy_tradeoff_plot(
     Raises
     ------
     DataMismatchError
-        Empty input or an alpha outside (0, 1].
+        Empty input, an alpha outside (0, 1], or a ``param`` that some fit lacks (the
+        message lists the parameters it has).
 
     Examples
     --------
@@ -486,6 +487,13 @@ def privacy_tradeoff_plot(
     )
     fits = list(results_by_alpha.values())
     name = param if param is not None else str(fits[0].params.index[0])
+    for a, fit in results_by_alpha.items():
+        if name not in fit.bse.index:
+            raise DataMismatchError(
+                f"privacy_tradeoff_plot: param={name!r} is not a parameter of the fit at "
+                f"alpha={a!r}; its parameters are {[str(k) for k in fit.params.index]}. Pass "
+                "one of them, present in every fit."
+            )
     se = np.array([float(f.bse[name]) for f in fits])
     order = np.argsort(alphas)
     alphas, se = alphas[order], se[order]

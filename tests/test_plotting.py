@@ -159,3 +159,9 @@ def test_err_vs_noise_plot_renders_groups_and_bands(tmp_path):
     _saved(ax, tmp_path, "err")
     with pytest.raises(DataMismatchError, match="not in the frame"):
         plotting.err_vs_noise_plot(frame, x="eps", y="nope")
+
+
+def test_privacy_tradeoff_plot_names_the_available_params(treatment_fits):
+    fits, _ = treatment_fits
+    with pytest.raises(DataMismatchError, match=r"param='ATT' is not a parameter.*\['ATE'\]"):
+        plotting.privacy_tradeoff_plot(fits, param="ATT")
