@@ -422,6 +422,19 @@ def optimal_binary_mechanism(
 # =============================================================================== PMLTest
 
 
+def _check_sample_sizes(n: ArrayLike, owner: str) -> IntArray:
+    """Validate sample sizes: whole numbers >= 1 (a scalar or an array of them)."""
+    raw = np.asarray(n)
+    arr = raw.astype(float) if raw.dtype.kind in "iuf" else np.array(np.nan)
+    if arr.size == 0 or not np.all(np.isfinite(arr) & (arr >= 1) & (arr == np.round(arr))):
+        raise ValueError(
+            f"The 'n' parameter of {owner} must be a number of observations: a whole number "
+            f">= 1, or an array of them. Got {n!r} instead."
+        )
+    return arr.astype(np.int64)
+
+
+
 @dataclass(frozen=True)
 class BitTestPlan:
     r"""An exact one-sided binomial test on privatised bits: size, power and sample size.
@@ -484,12 +497,12 @@ class BitTestPlan:
 
     def power(self, n: ArrayLike, alpha: float = 0.05) -> FloatArray:
         """Exact power against Q of the level-``alpha`` test with ``n`` bits (vectorised)."""
-        n_arr = np.asarray(n)
+        n_arr = _check_sample_sizes(n, "BitTestPlan.power")
         return np.asarray(stats.binom.sf(self.critical_value(n_arr, alpha), n_arr, self.alt_prob))
 
     def size(self, n: ArrayLike, alpha: float = 0.05) -> FloatArray:
         """Exact size (never above ``alpha``)."""
-        n_arr = np.asarray(n)
+        n_arr = _check_sample_sizes(n, "BitTestPlan.size")
         return np.asarray(stats.binom.sf(self.critical_value(n_arr, alpha), n_arr, self.null_prob))
 
     def n_bound(self, zeta: float = 0.05) -> float:
@@ -850,6 +863,9 @@ class PMLTest:
 
     Raises
     ------
+    TypeError
+        ``p`` or ``q`` is neither an array of numbers nor a frozen continuous scipy
+        distribution (e.g. a frozen discrete one such as ``stats.poisson(3)``).
     ValueError
         Bad ``eps``, ``c``, pmfs or bounds; P equal to Q.
     NotInInteriorError
@@ -929,9 +945,29 @@ class PMLTest:
 
     # ------------------------------------------------------------- construction helpers
     @staticmethod
+    def _as_pmf(v: Any, name: str) -> FloatArray:
+        """``v`` as a float array, or a TypeError saying what PMLTest accepts."""
+        hint = (
+            f" {name} is a frozen discrete scipy distribution ({v.dist.name}): pass its pmf on "
+            f"a finite set of atoms instead, e.g. {name}.pmf(np.arange(N)) renormalised to "
+            "sum to 1 (the c-interior needs a finite space)."
+            if hasattr(v, "pmf") and hasattr(v, "dist")
+            else ""
+        )
+        try:
+            arr = np.asarray(v, dtype=float)
+        except (TypeError, ValueError) as err:
+            raise TypeError(
+                f"PMLTest: {name} must be a pmf on atoms 0..N-1 (a 1-D array of numbers) or a "
+                f"frozen continuous scipy distribution on a bounded interval; got "
+                f"{type(v).__name__}.{hint}"
+            ) from err
+        return arr
+
+    @staticmethod
     def _pmfs(p: ArrayLike, q: ArrayLike) -> tuple[FloatArray, FloatArray]:
-        pa = np.asarray(p, dtype=float)
-        qa = np.asarray(q, dtype=float)
+        pa = PMLTest._as_pmf(p, "p")
+        qa = PMLTest._as_pmf(q, "q")
         for name, v in (("p", pa), ("q", qa)):
             if v.ndim != 1 or v.size < 2 or not np.all(np.isfinite(v)) or np.any(v < 0) or (
                 abs(v.sum() - 1.0) > _PMF_TOL
@@ -1140,8 +1176,25 @@ class PMLTest:
         return _plans_frame(self.plans, n, alpha, zeta, power)
 
     def power(self, n: ArrayLike, *, alpha: float | None = None) -> FloatArray:
-        """Exact power against Q of the private test with ``n`` observations (vectorised)."""
-        return self.plans[0].power(n, self.alpha if alpha is None else alpha)
+        """Exact power against Q of the private test with ``n`` observations (vectorised).
+
+        Parameters
+        ----------
+        n : int or array-like of int
+            Numbers of released bits, whole numbers ``>= 1``.
+        alpha : float, optional
+            Level; defaults to the one given at construction.
+
+        Raises
+        ------
+        ValueError
+            ``n`` is not a whole number ``>= 1`` (e.g. ``100.5``), or ``alpha`` is not in
+            (0, 1).
+        """
+        n_arr = _check_sample_sizes(n, "PMLTest.power")
+        alpha = self.alpha if alpha is None else check_in_interval(
+            alpha, "alpha", "PMLTest.power", 0.0, 1.0, low_open=True, high_open=True)
+        return self.plans[0].power(n_arr, alpha)
 
     def sample_size(self, zeta: float = 0.05) -> float:
         r"""Seed 001 Proposition 1: :math:`8\log(1/\zeta)/(\eta_{TV}^2\mathrm{TV}^2(P\|Q))`."""

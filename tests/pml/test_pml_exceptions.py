@@ -75,3 +75,26 @@ def test_bad_released_bits_and_missing_values():
         PrivateMean(bounds=(0, 1), eps=1.0, c=0.1).privatize(np.array([0.2, np.nan]))
     with pytest.raises(ValueError, match="coincide"):
         PMLTest([0.5, 0.5], [0.5, 0.5], eps=1.0, c=0.1)
+
+
+def test_pmltest_refuses_a_frozen_discrete_distribution_with_a_clear_type_error():
+    with pytest.raises(TypeError, match=r"p must be a pmf on atoms 0..N-1.*poisson.*p.pmf"):
+        PMLTest(stats.poisson(3), stats.poisson(4), eps=1.0, c=0.0)
+    with pytest.raises(TypeError, match=r"q must be a pmf on atoms 0..N-1.*got str"):
+        PMLTest([0.5, 0.5], "abc", eps=1.0, c=0.0)
+
+
+@pytest.mark.parametrize("n", [100.5, 0, -3, [100, 2.5], np.nan, True, "100"])
+def test_pmltest_power_refuses_a_non_integer_sample_size(n):
+    t = PMLTest([0.3, 0.3, 0.2, 0.2], [0.2, 0.2, 0.3, 0.3], eps=1.0, c=0.15)
+    with pytest.raises(ValueError, match=r"'n' parameter of PMLTest.power.*whole number >= 1"):
+        t.power(n)
+    with pytest.raises(ValueError, match=r"'n' parameter of BitTestPlan.size"):
+        t.plans[0].size(n)
+
+
+def test_pmltest_power_accepts_whole_numbers_in_any_dtype():
+    t = PMLTest([0.3, 0.3, 0.2, 0.2], [0.2, 0.2, 0.3, 0.3], eps=1.0, c=0.15)
+    expected = t.plans[0].power(np.array([100, 1000]), 0.05)
+    np.testing.assert_array_equal(t.power([100.0, 1000.0]), expected)
+    assert float(t.power(np.int64(100))) == expected[0]
