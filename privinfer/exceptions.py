@@ -361,11 +361,13 @@ class NuisanceNoiseWarning(PrivinferWarning):
 class FewClustersWarning(PrivinferWarning):
     """Too few clusters for the cluster-robust interval to be trusted.
 
-    Raised by the treatment-effect models when a cluster dimension has fewer than 50
-    clusters: cluster-robust standard errors sum the influence values within clusters and
-    estimate their spread from the clusters alone, and with few of them they are too
-    small and too noisy (Cameron and Miller, 2015), the more so when whole clusters are
-    treated. The message names the sample size needed at the same cluster size.
+    Raised by the treatment-effect models and by ``PrivateGMM.fit`` /
+    ``PrivateGMM.anderson_rubin`` with ``cov_type="clustered"`` when a cluster dimension
+    has fewer than 50 clusters: cluster-robust standard errors sum the influence values
+    (or moment rows) within clusters and estimate their spread from the clusters alone,
+    and with few of them they are too small and too noisy (Cameron and Miller, 2015), the
+    more so when whole clusters are treated or a regressor varies only between clusters.
+    The message names the sample size needed at the same cluster size.
     """
 
 

@@ -24,7 +24,7 @@ from scipy.stats import chi2
 
 from privinfer._typing import FloatArray
 from privinfer._validation import check_in_interval, check_int
-from privinfer.covariance import cluster_codes, cluster_counts
+from privinfer.covariance import cluster_codes, cluster_counts, warn_few_clusters
 from privinfer.exceptions import (
     ClusterError,
     DataMismatchError,
@@ -270,6 +270,11 @@ def fit_options(
         ``cov_type="clustered"`` without clusters, clusters with another type, bad labels.
     DataMismatchError
         ``initial_weight`` or ``start_params`` of the wrong size.
+
+    Warns
+    -----
+    FewClustersWarning
+        Fewer than :data:`~privinfer.covariance.MIN_CLUSTERS` clusters in a dimension.
     """
     owner = "PrivateGMM.fit"
     if weighting not in ("one-step", "two-step", "iterated"):
@@ -296,6 +301,14 @@ def fit_options(
             codes = design.cluster_keys(clusters, owner)
         else:
             codes = cluster_codes(clusters, engine.n_obs, owner)
+        warn_few_clusters(
+            "PrivateGMM",
+            getattr(codes, "counts", None) or cluster_counts(codes),
+            engine.n_obs,
+            summed="moment rows",
+            worst_case="a regressor varies only between clusters",
+            stacklevel=3,  # fit_options <- PrivateGMM.fit <- the caller
+        )
     elif clusters is not None:
         raise ClusterError(f"{owner}: clusters given but cov_type={cov_type!r}.")
     k_moms = engine.k_moms

@@ -48,9 +48,9 @@ from privinfer._frames import as_pandas, frame_from_arrays
 from privinfer._threads import blas_threads, small_matrix_blas
 from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
 from privinfer._validation import spawn_generators
+from privinfer.covariance import warn_few_clusters
 from privinfer.exceptions import (
     DataMismatchError,
-    FewClustersWarning,
     NuisanceNoiseWarning,
     ReferenceAccuracyWarning,
     RegularizationBiasWarning,
@@ -262,13 +262,6 @@ def _studentized(out: BootstrapSE, P: int, one_sided: bool = True) -> BootstrapS
 def _net_move(move: FloatArray, noise: FloatArray) -> FloatArray:
     r"""A move's size less its own noise, :math:`\sqrt{\max(0, \Delta^2 - s^2)}`."""
     return np.sqrt(np.maximum(move**2 - noise**2, 0.0))
-
-
-#: A FewClustersWarning fires under this many clusters (in any cluster dimension). In the
-#: clustered held-out designs of ``benchmarks/validate.py`` the intervals held with 100 and
-#: 160 clusters (n = 4000) and under-covered at alpha = 1 with 25 and 40 (n = 1000:
-#: coverage 0.80-0.88); Cameron and Miller (2015) put the line between 20 and 50.
-_MIN_CLUSTERS = 50
 
 
 class TreatmentModel:
@@ -693,7 +686,14 @@ class TreatmentModel:
         )
         if x.cluster_names:
             facts = (*facts, ("Clusters:", " x ".join(x.cluster_names)))
-            self._warn_few_clusters(self._rows.cluster_sizes()[: len(x.cluster_names)])
+            warn_few_clusters(
+                self._name,
+                self._rows.cluster_sizes()[: len(x.cluster_names)],
+                x.n_obs,
+                summed="influence values",
+                worst_case="whole clusters are treated",
+                stacklevel=4,
+            )
         if x.weights_name is not None:
             facts = (*facts, ("Weights:", str(x.weights_name)))
         record = ResultsRecord(
@@ -762,23 +762,6 @@ class TreatmentModel:
                 stacklevel=5,
             )
         return (("Std. errors:", f"bootstrap (x{float(ratio.max()):.2f} influence)"),)
-
-    def _warn_few_clusters(self, sizes: tuple[int, ...]) -> None:
-        """A FewClustersWarning naming the n needed when a dimension has few clusters."""
-        if not sizes or min(sizes) >= _MIN_CLUSTERS:
-            return
-        g, n = min(sizes), self.inputs.n_obs
-        need = int(np.ceil(_MIN_CLUSTERS * n / g))
-        warnings.warn(
-            f"{self._name}: only {g} clusters: cluster-robust standard errors estimate the "
-            "spread of the clusters' influence sums from the clusters alone, and with fewer "
-            f"than about {_MIN_CLUSTERS} they are too small and noisy (Cameron and Miller, "
-            "2015), the more so when whole clusters are treated; about n >= "
-            f"{need} rows in {_MIN_CLUSTERS} clusters of this size would be needed. Read "
-            "the interval as indicative.",
-            FewClustersWarning,
-            stacklevel=5,
-        )
 
     def _bias_bound(self, reps: list[SplitFit], names: list[str], se: FloatArray) -> pd.Series:
         r"""Estimated bound on the regularisation bias; warns when it is large.

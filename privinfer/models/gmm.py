@@ -655,6 +655,13 @@ class PrivateGMM:
             Bad ``clusters`` (shape, missing labels, fewer than 2 clusters).
         DataMismatchError
             Bad ``initial_weight`` or options.
+
+        Warns
+        -----
+        FewClustersWarning
+            ``cov_type="clustered"`` with fewer than 50 clusters in a dimension: the
+            clustered standard errors are too small and noisy (the message names the n
+            needed).
         """
         opts = fit_options(
             self._engine, weighting, cov_type, clusters, small_g, center, initial_weight,

@@ -20,6 +20,7 @@ import privinfer as pi
 from privinfer.exceptions import (
     ClusterError,
     DataMismatchError,
+    FewClustersWarning,
     NonRobustCovarianceWarning,
     PerfectSeparationWarning,
     SeedReleaseWarning,
@@ -213,6 +214,15 @@ def test_dask_series_clusters_equal_column_name(released):
     two = model.fit(cov_type="clustered", clusters=ddf[["cl", "c2"]], random_state=0)
     ref = model.fit(cov_type="clustered", clusters=["cl", "c2"], random_state=0)
     np.testing.assert_allclose(two.bse, ref.bse, rtol=0, atol=TOL)
+
+
+def test_dask_few_clusters_warn_like_pandas(released):
+    """The FewClustersWarning of a Dask fit names the same counts and n as pandas."""
+    rel, mech = released
+    ddf = dd.from_pandas(rel, npartitions=4)
+    model = pi.PrivateGMM.ols(OLS, ddf, mechanism=mech, reference_size=REF)
+    with pytest.warns(FewClustersWarning, match=r"only 30 clusters.*n >= 2500"):
+        model.fit(cov_type="clustered", clusters=["cl", "c2"], random_state=0)
 
 
 def test_row_level_values_are_not_gathered(released):

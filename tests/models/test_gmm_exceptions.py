@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +12,7 @@ import privinfer as pi
 from privinfer.exceptions import (
     ClusterError,
     DataMismatchError,
+    FewClustersWarning,
     MechanismMismatchError,
     MissingValueError,
     PerfectSeparationWarning,
@@ -150,3 +153,18 @@ def test_bad_options_and_formulas():
     df.loc[3, "w"] = np.nan
     with pytest.raises(MissingValueError, match="'w'"):
         pi.PrivateGMM.ols("y ~ x + w", df, mechanism=MECH)
+
+
+def test_few_clusters_warn_and_name_the_n_needed():
+    """Under 50 clusters ``fit(cov_type="clustered")`` warns (at the caller's line) and names
+    the n needed at the same cluster size; with 60 clusters it does not."""
+    df = _data(1200, seed=3)
+    model = pi.PrivateGMM.ols("y ~ x + w", df, mechanism=MECH)
+    few = np.arange(len(df)) % 5
+    with pytest.warns(FewClustersWarning, match=r"only 5 clusters.*n >= 12000") as rec:
+        model.fit(cov_type="clustered", clusters=few, random_state=0)
+    assert {w.filename for w in rec if w.category is FewClustersWarning} == {__file__}
+    enough = np.arange(len(df)) % 60
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FewClustersWarning)
+        model.fit(cov_type="clustered", clusters=enough, random_state=0)
