@@ -411,3 +411,21 @@ class PerfectSeparationWarning(PrivinferWarning):
 
 
 __all__ += ["PerfectSeparationWarning"]
+
+
+class FewEffectiveRowsWarning(PrivinferWarning):
+    r"""Sampling weights leave too few effective rows for the interval to be trusted.
+
+    Raised when a treatment-effect model or a ``PrivateGMM.ols`` / ``.iv`` / ``.logit``
+    model is built with ``weights=`` and Kish's (1965) effective sample size of the weights,
+    :math:`n_{\mathrm{eff}} = (\sum_i w_i)^2 / \sum_i w_i^2`, is below 200 (the threshold
+    the treatment models use for the effective rows behind a Riesz representer). A few
+    heavily weighted rows then carry the estimate, and its standard error, estimated from
+    those same rows, is too small and too noisy. The summary reports :math:`n_{\mathrm{eff}}`
+    whenever weights are given; the message names the number of rows needed at the same
+    spread of the weights. Check the weights for outliers (trim or cap extreme ones), or
+    use more rows.
+    """
+
+
+__all__ += ["FewEffectiveRowsWarning"]

@@ -18,11 +18,11 @@ pandas code checks a frame (private columns, outcome, treatment, weights, cluste
 public covariates) and returns small summaries (its length, treatment counts, outcome
 moments, cluster labels, a digest of its public row identity, the private design at the
 rows that place the adaptive sieve's knots); the client merges them into the treatment
-levels, the normalised weights' mean, the cluster codes' labels and the data
-fingerprint. Outcome, treatment codes, weights, cluster codes and fold labels are
-rebuilt inside every task from the partition and these small tables, so Dask and
-pandas results agree up to floating-point summation order on the same fold labels
-(a fold column, or labels passed as an array). Folds drawn from the fit's random
+levels, the normalised weights' mean and Kish effective sample size, the cluster codes'
+labels and the data fingerprint. Outcome, treatment codes, weights, cluster codes and
+fold labels are rebuilt inside every task from the partition and these small tables,
+so Dask and pandas results agree up to floating-point summation order on the same fold
+labels (a fold column, or labels passed as an array). Folds drawn from the fit's random
 stream are drawn per partition (a child stream each), stratified by treatment and
 balanced across the whole frame; with clusters, whole clusters are dealt to folds from
 the per-cluster treatment counts exactly as with pandas.
@@ -817,6 +817,7 @@ def _summarise(part: pd.DataFrame, plan: _Plan, rows: IntArray) -> dict[str, Any
     if plan.weights is not None:
         w = weight_values(part, plan.weights, mech, owner)
         out["t_weights"] = np.bincount(codes, weights=w, minlength=len(uniques))
+        out["w_sq"] = float(w @ w)  # for Kish's effective sample size of the weights
     # clusters: labels in order of first appearance; the first dimension's counts by level
     labels = []
     for col in plan.clusters:
@@ -1001,12 +1002,15 @@ def _merge(
     _check_routes(levels, plan.spec, options, binary_reason, owner)
     counts = _by_level(outs, "t_counts", levels).astype(np.int64)
     weight_mean, arm_weights = 1.0, counts.sum(axis=0).astype(float)
+    n_eff = None
     if plan.weights is not None:
         wsum = _by_level(outs, "t_weights", levels).sum(axis=0)
         if not np.any(wsum > 0):
             raise WeightsError(f"{owner}: weights column {plan.weights!r} is zero everywhere.")
         weight_mean = float(wsum.sum()) / n
         arm_weights = wsum / weight_mean
+        # Kish's (sum w)^2 / sum w^2 (kish_n_eff), from the partitions' sums
+        n_eff = float(wsum.sum()) ** 2 / sum(o["w_sq"] for o in outs)
     cluster_labels: list[Any] = []
     for j, col in enumerate(plan.clusters):
         found = [o["clusters"][j] for o in outs if len(o["clusters"][j])]
@@ -1069,6 +1073,6 @@ def _merge(
         weights_name=plan.weights,
         w=None,
         fingerprint=data_fingerprint(lengths, digests),
-        totals=RowTotals(n, counts.sum(axis=0), arm_weights, float(np.squeeze(y_var))),
+        totals=RowTotals(n, counts.sum(axis=0), arm_weights, float(np.squeeze(y_var)), n_eff),
     )
     return inputs, DaskRows(data, plan, inputs, summary)

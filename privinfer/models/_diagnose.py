@@ -4,8 +4,10 @@ Each function reads the model's options and the state of its cross-fits
 (:class:`~privinfer.models._splitfit.SplitFit`) and returns the
 :class:`~privinfer.results.Diagnostics` record or issues the named warnings
 (:class:`~privinfer.exceptions.OverlapWarning`,
-:class:`~privinfer.exceptions.IndefiniteGramWarning` for a last-resort eigenvalue floor),
-pointed at the user's call.
+:class:`~privinfer.exceptions.IndefiniteGramWarning` for a last-resort eigenvalue floor,
+:class:`~privinfer.exceptions.FewEffectiveRowsWarning` for sampling weights that leave
+few effective rows, shared with :class:`~privinfer.PrivateGMM`), pointed at the user's
+call.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 
 from privinfer._typing import FloatArray
 from privinfer._validation import user_stacklevel
-from privinfer.exceptions import IndefiniteGramWarning, OverlapWarning
+from privinfer.exceptions import FewEffectiveRowsWarning, IndefiniteGramWarning, OverlapWarning
 from privinfer.inversion import ReferenceMoments
 from privinfer.models._splitfit import SplitFit
 from privinfer.nuisance.series import GramRepair
@@ -33,13 +35,16 @@ __all__ = [
     "effective_rows_note",
     "riesz_moments",
     "riesz_reference_moments",
+    "warn_few_weighted_rows",
     "warn_repairs_and_clipping",
+    "weights_n_eff_fact",
 ]
 
 #: Riesz second moments above this flag weak overlap (1 / DoubleML's default clip).
 OVERLAP_LIMIT = 100.0
 #: Fewer effective rows than this behind a Riesz representer, :math:`n / E\rho^2` (Kish's
-#: effective sample size of its weights), flag overlap too weak for the sample size.
+#: effective sample size of its weights), flag overlap too weak for the sample size; and
+#: behind the public sampling weights (:func:`warn_few_weighted_rows`), weights too uneven.
 #: Measured on the validation suite at ``alpha = 1``: ``overlap_s`` (propensities down to
 #: 0.03; about 155 effective rows at n = 1000) has heavy-tailed errors and standard errors
 #: 30% below the Monte Carlo spread at n = 1000 and passes at n = 4000 (about 620); the
@@ -319,6 +324,54 @@ def effective_rows_note(model: TreatmentModel, r2m: dict[str, float]) -> str:
         stacklevel=user_stacklevel(),
     )
     return f"Limited overlap for n: {n_eff:.0f} effective rows behind {worst}."
+
+
+def weights_n_eff_fact(n_eff: float, n_obs: int) -> tuple[str, str]:
+    r"""The summary's line on Kish's :math:`n_{\mathrm{eff}}` of the sampling weights.
+
+    Examples
+    --------
+    >>> weights_n_eff_fact(1334.6, 1500)
+    ('Kish n_eff (weights):', '1335 of 1500 rows')
+    """
+    return ("Kish n_eff (weights):", f"{n_eff:.0f} of {n_obs} rows")
+
+
+def warn_few_weighted_rows(owner: str, weights: str, n_eff: float, n_obs: int) -> None:
+    r"""Warn when the sampling weights leave few effective rows.
+
+    :math:`n_{\mathrm{eff}} = (\sum_i w_i)^2 / \sum_i w_i^2` (Kish, 1965;
+    :func:`~privinfer.models._inputs.kish_n_eff`) is the number of equally weighted rows
+    that carry the information of the weighted ones. Below :data:`MIN_EFFECTIVE_ROWS` a
+    few heavily weighted rows carry the estimate and the standard error, estimated from
+    the same rows, understates its spread: a
+    :class:`~privinfer.exceptions.FewEffectiveRowsWarning` names the number of rows,
+    :math:`200\, n / n_{\mathrm{eff}}`, that would give 200 effective rows at the same
+    spread of the weights.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     warn_few_weighted_rows("PrivateATE", "wt", 50.0, 1000)
+    >>> "n >= 4000" in str(w[0].message)
+    True
+    """
+    if n_eff >= MIN_EFFECTIVE_ROWS:
+        return
+    need = int(np.ceil(MIN_EFFECTIVE_ROWS * n_obs / max(n_eff, 1.0)))
+    warnings.warn(
+        f"{owner}: the sampling weights {weights!r} leave Kish's effective sample size "
+        f"n_eff = (sum w)^2 / sum w^2 = {n_eff:.1f} of the {n_obs} rows (Kish, 1965), "
+        f"below {MIN_EFFECTIVE_ROWS:.0f}: a few heavily weighted rows carry the estimate, "
+        "and its standard error, estimated from those same rows, is too small and noisy. "
+        "Check the weights for outliers and trim or cap extreme ones; at this spread of "
+        f"the weights about n >= {need} rows would be needed. Read the interval as "
+        "indicative.",
+        FewEffectiveRowsWarning,
+        stacklevel=user_stacklevel(),
+    )
 
 
 def warn_repairs_and_clipping(

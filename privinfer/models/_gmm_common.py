@@ -32,6 +32,7 @@ from privinfer.exceptions import (
     SingularDesignError,
 )
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
+from privinfer.models._diagnose import weights_n_eff_fact
 from privinfer.models._inputs import check_frame, resolve_mechanism
 from privinfer.nuisance.series import GramRepair
 from privinfer.results import TestResult
@@ -46,6 +47,7 @@ __all__ = [
     "fit_options",
     "inv_cov",
     "j_statistic",
+    "weights_facts",
 ]
 
 
@@ -334,6 +336,20 @@ def fit_options(
         tol=check_in_interval(tol, "tol", owner, 0.0, 1.0, low_open=True),
         owner=owner,
     )
+
+
+def weights_facts(
+    weights: str | None, n_eff: float | None, n_obs: int
+) -> tuple[tuple[str, str], ...]:
+    """The summary's lines on the sampling weights: their column and Kish's effective
+    sample size (the warning on a small one comes when the model is built).
+    """
+    if weights is None:
+        return ()
+    facts: tuple[tuple[str, str], ...] = (("Sampling weights:", weights),)
+    if n_eff is not None:
+        facts += (weights_n_eff_fact(n_eff, n_obs),)
+    return facts
 
 
 def _check_nonrobust(engine: GMMEngine, owner: str) -> None:

@@ -171,9 +171,9 @@ class ClusterKeys:
 
 # -- per-partition tasks -----------------------------------------------------------------
 def _weight_sums(part: pd.DataFrame, weights: str, mech: AlphaIdentity, owner: str) -> Any:
-    """Check a partition's sampling weights; their sum and count."""
+    """Check a partition's sampling weights; their sum, count and sum of squares."""
     w = weight_values(part, weights, mech, owner)
-    return np.array([w.sum(), w.size])
+    return np.array([w.sum(), w.size, w @ w])
 
 
 def _check_task(part: pd.DataFrame, specs: LinearSpecs) -> tuple[Any, ...]:
@@ -254,6 +254,9 @@ class DaskLinearDesign:
     n_obs : int
     raw, pub_sum : ndarray
         Raw cross-products and public column sums (validation pass).
+    weights_n_eff : float or None
+        Kish's effective sample size of the sampling weights, from the partitions' sums
+        of the weights and of their squares; None without weights.
     """
 
     def __init__(
@@ -264,10 +267,12 @@ class DaskLinearDesign:
         n_obs: int,
         raw: FloatArray,
         pub_sum: FloatArray,
+        weights_n_eff: float | None = None,
     ) -> None:
         self._data = data
         self._source = source
         self.specs = specs
+        self.weights_n_eff = weights_n_eff
         self.template = specs.design(pd.DataFrame())
         self.n_obs = n_obs
         self._raw = raw
@@ -491,7 +496,7 @@ def dask_linear_design(
     if len(head) == 0:
         raise DataMismatchError(f"{owner}: the data frame is empty.")
     mechanism.check_data(head, owner, verify=False)
-    mean = 1.0
+    mean, n_eff = 1.0, None
     if weights is not None:
         weight_values(data._meta, weights, mechanism, owner)  # name, role and dtype
         tasks = [dask.delayed(_weight_sums)(p, weights, mechanism, owner)
@@ -500,6 +505,7 @@ def dask_linear_design(
         mean = float(total[0] / total[1]) if total[1] else 0.0
         if not mean > 0:
             raise WeightsError(f"{owner}: weights column {weights!r} is zero everywhere.")
+        n_eff = float(total[0] ** 2 / total[2])  # Kish's (sum w)^2 / sum w^2
     needed = _public_variables(f"{parsed.rhs} + {parsed.dependent}", columns, mechanism)
     levels = _levels_frame(data, needed)
     frame = _spec_frame(head, levels, mechanism)
@@ -516,7 +522,7 @@ def dask_linear_design(
     if n_obs == 0:
         raise DataMismatchError(f"{owner}: the data frame is empty.")
     check_reference_counts(mechanism, list(out[3]), n_obs, owner)
-    return DaskLinearDesign(sub, data, specs, n_obs, raw, pub_sum)
+    return DaskLinearDesign(sub, data, specs, n_obs, raw, pub_sum, n_eff)
 
 
 # -- the logit's passes ---------------------------------------------------------------------

@@ -45,7 +45,7 @@ from privinfer.formula import (
 )
 from privinfer.inversion import invert
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
-from privinfer.models._inputs import weight_values
+from privinfer.models._inputs import kish_n_eff, weight_values
 
 __all__ = [
     "LinearDesign",
@@ -206,6 +206,11 @@ class LinearDesign:
     def n_obs(self) -> int:
         """Number of released rows."""
         return int(self.public.shape[0])
+
+    @property
+    def weights_n_eff(self) -> float | None:
+        """Kish's effective sample size of the sampling weights (None without weights)."""
+        return None if self.w is None else kish_n_eff(self.w)
 
     @property
     def n_public(self) -> int:

@@ -40,6 +40,7 @@ from privinfer.models._gmm_common import (
     check_nonsingular,
     inv_cov,
     j_statistic,
+    weights_facts,
 )
 from privinfer.models._gmm_design import LinearDesign, new_regressors
 from privinfer.models._weakiv import WeakIVStats, weak_iv_stats
@@ -240,8 +241,7 @@ class LinearEngine(GMMEngine):
             ("Covariance:", o.label),
             ("Moments / params:", f"{self.k_moms} / {self.k_params}"),
         ]
-        if self.weights is not None:
-            facts.append(("Sampling weights:", self.weights))
+        facts += weights_facts(self.weights, self.design.weights_n_eff, self.n_obs)
         return facts
 
     # -- fit -----------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from privinfer.models._gmm_common import (
     GMMFit,
     check_nonsingular,
     j_statistic,
+    weights_facts,
 )
 from privinfer.models._gmm_dask import OmittedInfluence, dask_logit_scores, dask_logit_solve
 from privinfer.models._gmm_design import LinearDesign, new_regressors
@@ -224,7 +225,8 @@ class LogitEngine(GMMEngine):
             ("Newton steps:", str(n_iter)),
             ("Covariance:", o.label),
             ("Moments / params:", f"{A.shape[0]} / {A.shape[0]}"),
-        ) + ((("Sampling weights:", self.weights),) if self.weights is not None else ())
+            *weights_facts(self.weights, d.weights_n_eff, d.n_obs),
+        )
         p = self._order
         cov_f = cov[np.ix_(p, p)]
         return GMMFit(

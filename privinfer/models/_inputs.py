@@ -7,7 +7,8 @@ checks its inputs the same way and with the same messages:
   (one definition of their names, types and defaults);
 * :func:`check_frame` and :func:`resolve_mechanism`, the released frame and its mechanism;
 * :func:`treatment_levels`, the levels and integer codes of a public treatment;
-* :func:`_sampling_weights`, public weights (clusters: :mod:`privinfer.covariance`);
+* :func:`_sampling_weights`, public weights, and :func:`kish_n_eff`, their effective
+  sample size (clusters: :mod:`privinfer.covariance`);
 * :class:`TreatmentData` and :func:`treatment_data`, the validated arrays a fit needs;
 * :func:`release_guarantees` and :func:`mechanism_record`, what results report about
   the mechanism.
@@ -54,6 +55,7 @@ __all__ = [
     "check_arm_sizes",
     "check_frame",
     "check_given_folds",
+    "kish_n_eff",
     "mechanism_record",
     "public_treatment_data",
     "release_guarantees",
@@ -288,12 +290,16 @@ class RowTotals:
         Sum of the normalised sampling weights of every level (``arm_counts`` unweighted).
     y_var : float
         Variance of the outcome (``ddof=0``).
+    weights_n_eff : float or None
+        Kish's effective sample size of the sampling weights (:func:`kish_n_eff`, from the
+        partitions' sums of the weights and of their squares); None without weights.
     """
 
     n: int
     arm_counts: IntArray
     arm_weights: FloatArray
     y_var: float
+    weights_n_eff: float | None = None
 
 
 @dataclass(frozen=True)
@@ -365,6 +371,16 @@ class TreatmentData:
     def y_var(self) -> float:
         """Variance of the outcome (``ddof=0``)."""
         return float(self.y.var()) if self.totals is None else self.totals.y_var
+
+    @property
+    def weights_n_eff(self) -> float | None:
+        """Kish's effective sample size of the sampling weights (None without weights)."""
+        if self.weights_name is None:
+            return None
+        if self.totals is not None:
+            return self.totals.weights_n_eff
+        assert self.w is not None
+        return kish_n_eff(self.w)
 
     @property
     def treated_weight(self) -> float:
@@ -607,6 +623,31 @@ def _sampling_weights(
     if not np.any(w > 0):
         raise WeightsError(f"{owner}: weights column {weights!r} is zero everywhere.")
     return w / w.mean()
+
+
+def kish_n_eff(w: FloatArray) -> float:
+    r"""Kish's (1965) effective sample size of sampling weights.
+
+    .. math:: n_{\mathrm{eff}} = \frac{(\sum_i w_i)^2}{\sum_i w_i^2}
+       = \frac{n}{1 + \mathrm{CV}^2(w)},
+
+    the number of equally weighted rows whose mean has the variance of the weighted mean
+    (for rows of equal variance). It does not change when the weights are rescaled, lies
+    between 1 (one row carries all the weight) and ``n`` (equal weights), and is
+    computed here on ``w / max(w)`` so that large weights cannot overflow.
+
+    Examples
+    --------
+    >>> kish_n_eff(np.ones(4))
+    4.0
+    >>> round(kish_n_eff(np.array([1.0, 1.0, 1e12])), 6)
+    1.0
+    """
+    top = float(np.max(w))
+    if not top > 0:
+        return 0.0
+    r = np.asarray(w, dtype=float) / top
+    return float(r.sum() ** 2 / (r @ r))
 
 
 def weight_values(

@@ -70,7 +70,7 @@ from privinfer.models._crossfit import (
     median_aggregate,
     training_folds,
 )
-from privinfer.models._diagnose import diagnose
+from privinfer.models._diagnose import diagnose, warn_few_weighted_rows, weights_n_eff_fact
 from privinfer.models._foldboot import (
     MAX_EFFECTIVE_N,
     N_BLOCKS,
@@ -319,6 +319,10 @@ class TreatmentModel:
             self.inputs, self._rows = built
         else:
             self.inputs, self._rows = built, PandasRows(data, built)
+        n_eff = self.inputs.weights_n_eff  # None without weights
+        if n_eff is not None:
+            weights = str(self.inputs.weights_name)
+            warn_few_weighted_rows(self._name, weights, n_eff, self.inputs.n_obs)
         #: whether the last fit's bias bound is set anywhere by the comparison fit's shift
         #: (not by the halved-cap move); see :meth:`_bias_bound`
         self._bound_from_shift = True
@@ -696,6 +700,8 @@ class TreatmentModel:
             )
         if x.weights_name is not None:
             facts = (*facts, ("Weights:", str(x.weights_name)))
+            if x.weights_n_eff is not None:
+                facts = (*facts, weights_n_eff_fact(x.weights_n_eff, x.n_obs))
         record = ResultsRecord(
             model=self._name,
             dep_variable=x.outcome,

@@ -111,7 +111,9 @@ class PrivateATE(TreatmentModel):
         one). The target is the weighted population mean, e.g.
         :math:`E[\omega(Y(1) - Y(0))]/E[\omega]`; the transformed scores are multiplied
         by :math:`\omega` (valid row by row because :math:`\omega` is public) and the
-        nuisances are weighted series fits. Needs ``riesz="auto"``.
+        nuisances are weighted series fits. Needs ``riesz="auto"``. The summary reports
+        Kish's effective sample size of the weights,
+        :math:`n_{\mathrm{eff}} = (\sum_i \omega_i)^2 / \sum_i \omega_i^2`.
     variance : {"auto", "influence", "bootstrap"}, default="auto"
         How the standard error is computed. ``"influence"``: from the influence values
         (the nuisances treated as fixed). ``"bootstrap"``: the larger of that and a
@@ -155,6 +157,9 @@ class PrivateATE(TreatmentModel):
         (from ``fit``) A deconvolved Gram matrix needed a last-resort eigenvalue floor. An
         indefinite one that the ridges regularise (most fits below ``alpha = 1``) is a
         note in the summary, not a warning.
+    FewEffectiveRowsWarning
+        (when the model is built) Kish's effective sample size of ``weights`` is below
+        200: a few heavily weighted rows carry the estimate (Kish, 1965).
 
     See Also
     --------

@@ -52,6 +52,7 @@ from privinfer.exceptions import (
 )
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
 from privinfer.models._backend import is_dask_frame
+from privinfer.models._diagnose import warn_few_weighted_rows
 from privinfer.models._gmm_common import FitOptions, GMMEngine, GMMFit, check_inputs, fit_options
 from privinfer.models._gmm_dask import DaskLinearDesign, OmittedInfluence, dask_linear_design
 from privinfer.models._gmm_design import (
@@ -266,7 +267,8 @@ class PrivateGMM:
             A public column of sampling weights (>= 0, normalised to mean one): every
             moment and second moment is a weighted average, and the moment rows of the
             covariance are weighted (weighted least squares / weighted GMM; at
-            ``alpha = 1`` statsmodels' ``WLS`` with the same covariance type).
+            ``alpha = 1`` statsmodels' ``WLS`` with the same covariance type). The
+            summary reports Kish's effective sample size of the weights.
 
         Returns
         -------
@@ -277,6 +279,12 @@ class PrivateGMM:
         MechanismMismatchError
             The dependent variable is private.
         DataMismatchError, MissingValueError, NonSeparableTermError
+
+        Warns
+        -----
+        FewEffectiveRowsWarning
+            Kish's effective sample size of ``weights``,
+            :math:`(\sum w)^2 / \sum w^2`, is below 200: a few rows carry the estimate.
 
         Examples
         --------
@@ -327,7 +335,8 @@ class PrivateGMM:
             A public column of sampling weights (>= 0, normalised to mean one): every
             moment and second moment is a weighted average, and the moment rows of the
             covariance are weighted (weighted least squares / weighted GMM; at
-            ``alpha = 1`` statsmodels' ``WLS`` with the same covariance type).
+            ``alpha = 1`` statsmodels' ``WLS`` with the same covariance type). The
+            summary reports Kish's effective sample size of the weights.
 
         Returns
         -------
@@ -341,6 +350,12 @@ class PrivateGMM:
             The dependent variable is private.
         DataMismatchError
             Malformed formula.
+
+        Warns
+        -----
+        FewEffectiveRowsWarning
+            Kish's effective sample size of ``weights``,
+            :math:`(\sum w)^2 / \sum w^2`, is below 200: a few rows carry the estimate.
 
         Examples
         --------
@@ -394,7 +409,8 @@ class PrivateGMM:
         weights : str, optional
             A public column of sampling weights (>= 0, normalised to mean one): the
             weighted score equations, weighted score rows in the covariance and weighted
-            average marginal effects.
+            average marginal effects. The summary reports Kish's effective sample size of
+            the weights.
 
         Returns
         -------
@@ -412,6 +428,9 @@ class PrivateGMM:
         PerfectSeparationWarning
             At ``fit()``: the covariates (quasi-)separate the outcome, so the logit's
             coefficients are not identified.
+        FewEffectiveRowsWarning
+            Kish's effective sample size of ``weights``,
+            :math:`(\sum w)^2 / \sum w^2`, is below 200: a few rows carry the estimate.
 
         Examples
         --------
@@ -809,14 +828,19 @@ def _design(
     persist: bool,
     weights: str | None = None,
 ) -> tuple[Any, AlphaIdentity, LinearDesign | DaskLinearDesign]:
-    """The released design of a pandas frame, or its partition-wise stand-in for Dask."""
+    """The released design of a pandas frame, or its partition-wise stand-in for Dask;
+    warns when the sampling weights leave few effective rows (Kish's n_eff).
+    """
     if is_dask_frame(data):
         mech = resolve_mechanism(data._meta, mechanism, owner)
         design = dask_linear_design(parsed, data, mech, owner, persist=persist, weights=weights)
-        return data, mech, design
-    data = as_pandas(data, owner)
-    mech = check_inputs(data, mechanism, owner)
-    return data, mech, build_linear_design(parsed, data, mech, owner, weights)
+    else:
+        data = as_pandas(data, owner)
+        mech = check_inputs(data, mechanism, owner)
+        design = build_linear_design(parsed, data, mech, owner, weights)
+    if weights is not None and design.weights_n_eff is not None:
+        warn_few_weighted_rows(owner, weights, design.weights_n_eff, design.n_obs)
+    return data, mech, design
 
 
 def _outcome_values(d: LinearDesign) -> tuple[int, FloatArray]:

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import privinfer as pi
-from privinfer.exceptions import FoldError, UnsupportedBackendError
+from privinfer.exceptions import FewEffectiveRowsWarning, FoldError, UnsupportedBackendError
 
 dd = pytest.importorskip("dask.dataframe")
 dask = pytest.importorskip("dask")
@@ -68,6 +68,19 @@ def test_dask_equals_pandas_on_fold_column(model, options):
     )
     _assert_same(a, b)
     assert b.summary().as_text() == a.summary().as_text()
+
+
+def test_dask_kish_n_eff_of_the_weights_comes_from_partition_sums():
+    """Oracle: (sum w)^2 / sum w^2 of the pandas column; a dominant weight warns on Dask
+    when the model is built."""
+    rel, mech = _released()
+    w = rel["w"].to_numpy()
+    ddf = dd.from_pandas(rel, npartitions=7)
+    model = pi.PrivateATE.from_formula("y ~ d | x", ddf, mechanism=mech, weights="w")
+    assert abs(model.inputs.weights_n_eff - w.sum() ** 2 / (w @ w)) < 1e-9
+    spiked = dd.from_pandas(rel.assign(w=np.where(np.arange(len(rel)) == 3, 1e12, w)), 7)
+    with pytest.warns(FewEffectiveRowsWarning, match=r"= 1\.0 of the 3000 rows"):
+        pi.PrivateATE.from_formula("y ~ d | x", spiked, mechanism=mech, weights="w")
 
 
 def test_dask_drawn_folds_are_the_pandas_fits_on_those_folds():

@@ -21,6 +21,7 @@ from privinfer.exceptions import (
     ClusterError,
     DataMismatchError,
     FewClustersWarning,
+    FewEffectiveRowsWarning,
     NonRobustCovarianceWarning,
     PerfectSeparationWarning,
     SeedReleaseWarning,
@@ -223,6 +224,20 @@ def test_dask_few_clusters_warn_like_pandas(released):
     model = pi.PrivateGMM.ols(OLS, ddf, mechanism=mech, reference_size=REF)
     with pytest.warns(FewClustersWarning, match=r"only 30 clusters.*n >= 2500"):
         model.fit(cov_type="clustered", clusters=["cl", "c2"], random_state=0)
+
+
+def test_dask_kish_n_eff_of_the_weights_equals_pandas(released):
+    """Kish's n_eff from the partitions' sums equals (sum w)^2 / sum w^2 of the column; a
+    dominant weight warns on Dask as on pandas."""
+    rel, mech = released
+    w = rel["wt"].to_numpy()
+    ddf = dd.from_pandas(rel, npartitions=4)
+    model = pi.PrivateGMM.ols(OLS, ddf, mechanism=mech, reference_size=REF, weights="wt")
+    assert abs(model._engine.design.weights_n_eff / (w.sum() ** 2 / (w @ w)) - 1) < 1e-12
+    rel = rel.assign(wt=np.where(np.arange(len(rel)) == 3, 1e12, w))
+    for frame in (rel, dd.from_pandas(rel, npartitions=4)):
+        with pytest.warns(FewEffectiveRowsWarning, match=r"= 1\.0 of the 1500 rows"):
+            pi.PrivateGMM.ols(OLS, frame, mechanism=mech, reference_size=REF, weights="wt")
 
 
 def test_row_level_values_are_not_gathered(released):

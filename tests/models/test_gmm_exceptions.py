@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -13,6 +14,7 @@ from privinfer.exceptions import (
     ClusterError,
     DataMismatchError,
     FewClustersWarning,
+    FewEffectiveRowsWarning,
     MechanismMismatchError,
     MissingValueError,
     PerfectSeparationWarning,
@@ -168,3 +170,27 @@ def test_few_clusters_warn_and_name_the_n_needed():
     with warnings.catch_warnings():
         warnings.simplefilter("error", FewClustersWarning)
         model.fit(cov_type="clustered", clusters=enough, random_state=0)
+
+
+@pytest.mark.parametrize("route,formula", [("ols", "y ~ x"), ("logit", "d ~ x")])
+def test_uneven_weights_warn_and_the_summary_reports_kish_n_eff(route, formula):
+    """Kish's n_eff = (sum w)^2 / sum w^2 is in the summary; one weight of 1e12 among 1500
+    rows (n_eff = 1) warns when the model is built, ordinary weights (uniform on [0.5, 2])
+    do not."""
+    df = _data(1500, seed=4)
+    df["wt"] = np.random.default_rng(5).uniform(0.5, 2.0, len(df))
+    build = getattr(pi.PrivateGMM, route)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FewEffectiveRowsWarning)
+        res = build(formula, df, mechanism=MECH, weights="wt").fit(random_state=0)
+    w = df["wt"].to_numpy()
+    n_eff = w.sum() ** 2 / (w @ w)
+    assert 1200 < n_eff < 1450
+    assert re.search(rf"Kish n_eff \(weights\): +{n_eff:.0f} of 1500 rows", str(res.summary()))
+    df.loc[7, "wt"] = 1e12
+    with pytest.warns(FewEffectiveRowsWarning, match=r"= 1\.0 of the 1500 rows.*below 200"):
+        model = build(formula, df, mechanism=MECH, weights="wt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pi.exceptions.PrivinferWarning)  # a one-row logit
+        res = model.fit(random_state=0)
+    assert re.search(r"Kish n_eff \(weights\): +1 of 1500 rows", str(res.summary()))

@@ -2,6 +2,7 @@
 multiple testing, clusters, sampling weights, combined estimates, the planner."""
 
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -241,6 +242,31 @@ def test_weights_are_scale_free_and_unit_weights_change_nothing():
         w10 = _quiet_fit(model, "y ~ d | x", raw2, _mech(0.8), 1, weights="w")
         np.testing.assert_allclose(w10.params, w1.params, rtol=1e-10)
         assert "Weights:" in str(w1.summary())
+
+
+def test_a_dominant_weight_warns_and_the_summary_reports_kish_n_eff():
+    """Kish's n_eff = (sum w)^2 / sum w^2 is in the summary; one weight of 1e12 among 1500
+    rows (n_eff = 1) warns, ordinary weights (uniform on [0.5, 2], n_eff ~ 0.9 n) do not."""
+    rng = np.random.default_rng(8)
+    n = 1500
+    x = rng.uniform(-1, 1, n)
+    d = (rng.random(n) < _expit(x)).astype(int)
+    raw = pd.DataFrame({"x": x, "d": d, "y": d * (1 + x) + x + rng.normal(size=n),
+                        "w": rng.uniform(0.5, 2.0, n)})  # fmt: skip
+    model = pi.PrivateATE.from_formula
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pi.exceptions.FewEffectiveRowsWarning)
+        warnings.simplefilter("ignore", pi.exceptions.OverlapWarning)
+        res = model("y ~ d | x", raw, mechanism=_mech(), weights="w").fit(random_state=0)
+    w = raw["w"].to_numpy()
+    n_eff = w.sum() ** 2 / (w @ w)
+    assert 1200 < n_eff < 1450
+    assert re.search(rf"Kish n_eff \(weights\): +{n_eff:.0f} of 1500 rows", str(res.summary()))
+    spiked = raw.assign(w=np.where(np.arange(n) == 7, 1e12, raw["w"]))
+    with pytest.warns(pi.exceptions.FewEffectiveRowsWarning,
+                      match=r"n_eff = \(sum w\)\^2 / sum w\^2 = 1\.0 of the 1500 rows.*below 200"):
+        res = model("y ~ d | x", spiked, mechanism=_mech(), weights="w").fit(random_state=0)
+    assert re.search(r"Kish n_eff \(weights\): +1 of 1500 rows", str(res.summary()))
 
 
 @pytest.mark.extended  # weights stay checked exactly (scale-free, unit weights, snapshots)
