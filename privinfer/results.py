@@ -565,15 +565,16 @@ class PrivateResults(PostEstimationMixin):
                 rows.append(("LDP (eps, delta):", f"(0, {g.ldp_delta:.3g})"))
         err = self._record.diagnostics.reference_error
         if err:
-            ratio = (
-                max((err.get(k, 0.0) / self.bse[k]) for k in self.params.index if self.bse[k] > 0)
-                if len(self.params)
-                else 0.0
+            # no positive standard error (a NaN one, e.g.): the share is not defined
+            ratio = max(
+                ((err.get(k, 0.0) / self.bse[k]) for k in self.params.index if self.bse[k] > 0),
+                default=float("nan"),
             )
+            share = "n/a" if np.isnan(ratio) else f"{100 * ratio:.2g}%"
             rows.append(
                 (
                     "Ref. error / SE:",
-                    "exact" if self._record.diagnostics.reference_exact else f"{100 * ratio:.2g}%",
+                    "exact" if self._record.diagnostics.reference_exact else share,
                 )
             )
         return rows

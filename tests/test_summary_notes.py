@@ -81,3 +81,13 @@ def test_docs_pointers_resolve(path):
     pages = set(re.findall(r"see docs: ([\w/]+)", text))
     for page in pages:
         assert (ROOT / "docs" / f"{page}.rst").exists(), page
+
+
+def test_a_summary_without_a_positive_standard_error_still_prints():
+    # a NaN standard error (seen on a Dask fit with one dominant weight) left no term
+    # for the reference-error share, and summary() raised "max() arg is an empty
+    # sequence"
+    res = _results(Diagnostics(reference_error={"mean": 0.01}, reference_exact=False))
+    res.__dict__["bse"] = pd.Series({"mean": np.nan})
+    text = str(res.summary())
+    assert re.search(r"Ref\. error / SE:\s+n/a", text)
