@@ -173,7 +173,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     import privinfer.nuisance.sieve as sieve
 
     bump_by_linear = sieve.BUMP_BY_LINEAR  # --bump-by-linear
-    chosen_bumps = {"off": False, "lin": True, "poly": "poly"}.get(task.get("bump_by_linear"))
+    chosen_bumps = {"off": False, "lin": True, "poly": "poly", "bump": "bump"}.get(
+        task.get("bump_by_linear"))
     sieve.BUMP_BY_LINEAR = bump_by_linear if chosen_bumps is None else chosen_bumps
     guard_directions = regularize.GUARD_DIRECTIONS  # --guard-directions
     regularize.GUARD_DIRECTIONS = bool(task.get("guard_directions", False))
@@ -867,9 +868,10 @@ def main(argv: list[str] | None = None) -> None:
         nargs="?",
         const="lin",
         default=None,
-        choices=["off", "lin", "poly"],
+        choices=["off", "lin", "poly", "bump"],
         help="products of each column's bumps with the other columns' linear terms in "
         "the sieve's interactions ('lin', the default; 'poly': linear, square and cube; "
+        "'bump': lines and the other columns' bumps of the same level, up to level 5; "
         "'off': the polynomial tensor block alone; privinfer.nuisance.sieve.BUMP_BY_LINEAR)",
     )
     parser.add_argument("--render", default=None, help="re-render tables from a summary CSV")

@@ -93,7 +93,12 @@ _POLY_KINDS = frozenset({"lin", "sq", "cube"})
 #: designs, at alpha 1, 0.7 and 0.5 and n 1000 to 16000, interval lengths and errors
 #: moved by a median of 0% to 2%. It adds no function below level 4, so fits that stop
 #: there (small n * alpha^2, many covariates) are unchanged.
+#: ``"bump"`` (a research setting, not a default): also the products of two columns'
+#: bumps of the same level, up to level :data:`BUMP_BY_BUMP_LEVEL` (a corner that two
+#: steps make, which polynomial products and bumps times lines approximate poorly).
 BUMP_BY_LINEAR: bool | str = True
+#: Highest level of the bumps multiplied together under ``BUMP_BY_LINEAR = "bump"``.
+BUMP_BY_BUMP_LEVEL = 5
 #: Quantile probabilities of the knots added at levels 4 to 8 (dyadic).
 _KNOT_PROBS = {
     4: (0.5,),
@@ -666,6 +671,14 @@ class SieveBasis:
                 others = [(a, at[0]) for a, at in enumerate(atoms) if at[1] in by]
                 bumps = [(a, at[0]) for a, at in enumerate(atoms) if at[1] == "bump"]
                 pairs += [(a, b) for a, ca in bumps for b, cb in others if groups[ca] != groups[cb]]
+                if BUMP_BY_LINEAR == "bump":
+                    lv_of = {f[0]: level[i] for i, f in enumerate(functions) if len(f) == 1}
+                    pairs += [
+                        (a, b)
+                        for (a, ca), (b, cb) in itertools.combinations(bumps, 2)
+                        if groups[ca] != groups[cb] and lv_of[a] == lv_of[b]
+                        and lv_of[a] <= BUMP_BY_BUMP_LEVEL
+                    ]
             for a, b in pairs:
                 fa, fb = single[a], single[b]
                 functions.append((a, b))
