@@ -419,7 +419,10 @@ def parse_treatment_formula(formula: str, owner: str) -> TreatmentFormula:
                 f"{owner}: the {what} in {formula!r} must be a single column; got "
                 f"{[str(t) for t in terms]!r}."
             )
-        return str(terms[0].factors[0].expr)
+        expr = str(terms[0].factors[0].expr)
+        # statsmodels' quoting of a name, Q("out come"), means the column itself
+        quoted = re.fullmatch(r"""Q\(\s*(['"])(.*)\1\s*\)""", expr)
+        return quoted.group(2) if quoted else expr
 
     outcome = single(f.lhs, "outcome")
     treatment = single(rhs[0], "treatment")

@@ -45,6 +45,7 @@ from privinfer.mechanisms.reference import (
     ProductReference,
     _is_real_numeric,
     as_reference,
+    check_private_columns,
 )
 
 __all__ = ["ATTRS_KEY", "RELEASE_KEY", "AlphaIdentity", "secure_permutation", "secure_uniform"]
@@ -216,12 +217,7 @@ class AlphaIdentity:
             raise DataMismatchError(
                 f"{owner} expects a pandas DataFrame; got {type(data).__name__}."
             )
-        missing = [c for c in self.private_columns if c not in data.columns]
-        if missing:
-            raise MechanismMismatchError(
-                f"{owner}: private column(s) {missing!r} of the mechanism are missing from the "
-                f"data (columns present: {list(data.columns)!r})."
-            )
+        check_private_columns(self.private_columns, data.columns, owner)
         duplicated = sorted({str(c) for c in data.columns[data.columns.duplicated()]})
         if duplicated:
             raise DataMismatchError(

@@ -200,6 +200,33 @@ def _normalise_probs(p: FloatArray) -> FloatArray:
     return p / p.sum()
 
 
+def check_private_columns(private: Sequence[str], columns: Any, owner: str) -> None:
+    """Raise :class:`MechanismMismatchError` if a private column is not in ``columns``.
+
+    A data column named by a number (``0``) is not the mechanism's column ``"0"``; the
+    message then says so.
+    """
+    missing = [c for c in private if c not in columns]
+    if not missing:
+        return
+    numbered = {str(c) for c in columns if not isinstance(c, str)}
+    hint = (
+        " The data's column names include non-strings that read like the missing ones: "
+        "rename them, e.g. data.rename(columns=str)."
+        if numbered & {str(c) for c in missing}
+        else ""
+    )
+    raise MechanismMismatchError(
+        f"{owner}: private column(s) {missing!r} of the mechanism are missing from the "
+        f"data (columns present: {list(columns)!r}).{hint}"
+    )
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as a plain Python scalar (``np.int64(1)`` -> ``1``) for messages."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 class Categorical(Component):
     r"""Categorical distribution over public levels.
 
@@ -813,12 +840,7 @@ class ProductReference:
             A value lies outside the support (for an :class:`Empirical` component: is
             not exactly one of its sample points).
         """
-        missing = [c for c in self.columns if c not in frame.columns]
-        if missing:
-            raise MechanismMismatchError(
-                f"{owner}: private column(s) {missing!r} of the mechanism are missing from the "
-                f"data (columns present: {list(frame.columns)!r})."
-            )
+        check_private_columns(self.columns, frame.columns, owner)
         self.check_dtypes(frame, owner)
         for cols, comp in self.parts:
             bad = comp.out_of_support(frame[list(cols)])
@@ -826,11 +848,12 @@ class ProductReference:
                 rows = np.flatnonzero(bad)
                 sample = frame[list(cols)].iloc[rows[:5]].to_dict("list")
                 if isinstance(comp, Categorical):
+                    values = sorted({_plain(v) for v in sample[cols[0]]}, key=repr)
                     raise UnknownCategoryError(
-                        f"{owner}: column {cols[0]!r} has values "
-                        f"{sorted(map(str, set(sample[cols[0]])))!r} "
+                        f"{owner}: column {cols[0]!r} has values {values!r} "
                         f"({rows.size} row(s)) outside the public levels {comp.levels!r} declared "
-                        "by the mechanism's reference distribution."
+                        "by the mechanism's reference distribution (levels match by value "
+                        "and kind: the number 1 is not the string '1')."
                     )
                 raise OutOfSupportError(
                     f"{owner}: {rows.size} row(s) of {list(cols)!r} lie outside the support of the "

@@ -45,7 +45,6 @@ from privinfer.exceptions import (
     ClusterError,
     DataMismatchError,
     FoldError,
-    MechanismMismatchError,
     UnsupportedBackendError,
     WeightsError,
 )
@@ -56,6 +55,7 @@ from privinfer.formula import (
 )
 from privinfer.mechanisms._consistency import check_reference_counts, reference_cells
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
+from privinfer.mechanisms.reference import check_private_columns
 from privinfer.models._crossfit import deal_clusters, draw_split
 from privinfer.models._foldboot import N_BLOCKS, block_labels
 from privinfer.models._inputs import (
@@ -758,12 +758,7 @@ def check_dask_columns(data: Any, mechanism: AlphaIdentity, owner: str) -> list[
     nothing is computed.
     """
     columns = [str(c) for c in data.columns]
-    missing = [c for c in mechanism.private_columns if c not in columns]
-    if missing:
-        raise MechanismMismatchError(
-            f"{owner}: private column(s) {missing!r} of the mechanism are missing from the "
-            f"data (columns present: {columns!r})."
-        )
+    check_private_columns(mechanism.private_columns, columns, owner)
     # columns, dtypes and the release's description (carried by the frame's _meta)
     mechanism.check_data(data._meta, owner)
     return columns

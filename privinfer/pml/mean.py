@@ -72,6 +72,17 @@ def _check_bits(bits: ArrayLike, owner: str) -> IntArray:
     return arr.astype(np.int64)
 
 
+def _as_float(values: ArrayLike, name: str, owner: str) -> FloatArray:
+    """``values`` as floats, or a :class:`DataMismatchError` that says they are not numbers."""
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise DataMismatchError(
+            f"{owner}: {name} must hold numbers within the public bounds; it holds values "
+            f"that do not convert to float ({err})."
+        ) from err
+
+
 @dataclass(frozen=True)
 class PrivateMeanResult(PostEstimationMixin):
     r"""Private mean estimates with standard errors and confidence intervals.
@@ -367,7 +378,7 @@ class PrivateMean:
         return (1.0 - self.eta) / 2.0 + self.eta * (arr - self.lo) / self.measure
 
     def _check_x(self, x: ArrayLike) -> FloatArray:
-        arr = np.asarray(x, dtype=float)
+        arr = _as_float(x, "x", "PrivateMean")
         check_no_nan(arr, "x", "PrivateMean")
         if arr.ndim != 1:
             raise DataMismatchError(f"PrivateMean: x must be 1-D; got shape {arr.shape}.")
@@ -705,7 +716,7 @@ class PrivateVectorMean:
         _check_eta(self.eta, self.eps, float(self.widths.max() * self.dim), owner)
 
     def _check_x(self, X: ArrayLike) -> FloatArray:
-        arr = np.asarray(X, dtype=float)
+        arr = _as_float(X, "X", "PrivateVectorMean")
         check_no_nan(arr, "X", "PrivateVectorMean")
         if arr.ndim != 2 or arr.shape[1] != self.dim:
             raise DataMismatchError(
