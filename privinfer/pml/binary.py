@@ -434,7 +434,6 @@ def _check_sample_sizes(n: ArrayLike, owner: str) -> IntArray:
     return arr.astype(np.int64)
 
 
-
 @dataclass(frozen=True)
 class BitTestPlan:
     r"""An exact one-sided binomial test on privatised bits: size, power and sample size.
