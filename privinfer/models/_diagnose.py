@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from privinfer._typing import FloatArray
+from privinfer._typing import FloatArray, IntArray
 from privinfer._validation import user_stacklevel
 from privinfer.exceptions import FewEffectiveRowsWarning, IndefiniteGramWarning, OverlapWarning
 from privinfer.inversion import ReferenceMoments
@@ -57,30 +57,55 @@ MIN_EFFECTIVE_ROWS = 200.0
 MIN_ARM_ROWS = 5.0
 
 
-def _indicator_groups(names: tuple[str, ...], groups: tuple[int, ...], U: FloatArray,
-                      ) -> list[tuple[str, FloatArray]]:
-    """Indicators of the levels of every 0/1-coded covariate group, with their labels.
+def _level_counts(names: tuple[str, ...], groups: tuple[int, ...], U: FloatArray,
+                  d: IntArray, n_levels: int) -> tuple[list[str], FloatArray]:
+    """Rows of every treatment level in every level of the 0/1-coded covariate groups.
 
-    A group of dummy columns (a factor's treatment coding) gives one indicator per
-    column and one for its base level (every dummy zero); a single 0/1 column gives one
-    for each value.
+    A group of dummy columns (a factor's treatment coding) gives one level per column and
+    its base level (every dummy zero); a single 0/1 column gives its two values. Returns
+    the labels and the counts, shape ``(n_levels, len(labels))``. The column counts come
+    from one product with the treatment's indicator matrix, so no copy of the design is
+    made (a 30-level factor on a million rows stays cheap).
     """
-    out: list[tuple[str, FloatArray]] = []
+    if U.shape[1] == 0:
+        return [], np.zeros((n_levels, 0))
+    # 0/1 columns: within [0, 1] and sum of squares equal to sum (u^2 < u inside (0, 1));
+    # exact in floating point for 0/1 values, and no n x p temporary
+    def zero_one(V: FloatArray) -> np.ndarray:
+        # within [0, 1] with the sum of squares equal to the sum (u^2 < u inside (0, 1)):
+        # exact in floating point for 0/1 values, and whole-array passes, no temporary
+        return ((V.min(axis=0) >= 0.0) & (V.max(axis=0) <= 1.0)
+                & (np.einsum("ij,ij->j", V, V) == V.sum(axis=0)))
+
+    # a continuous column shows itself in the first rows: designs without 0/1 columns
+    # cost nothing more
+    binary = zero_one(U[:1000])
+    if not binary.any():
+        return [], np.zeros((n_levels, 0))
+    binary &= zero_one(U)
+    arm_rows = np.bincount(d, minlength=n_levels).astype(float)
+    onehot = np.zeros((d.size, n_levels))
+    onehot[np.arange(d.size), d] = 1.0
+    ones = onehot.T @ U  # (n_levels, columns): rows of each arm with the column at 1
+    labels: list[str] = []
+    counts: list[FloatArray] = []
     for g in dict.fromkeys(groups):
         cols = [j for j, gj in enumerate(groups) if gj == g]
-        block = U[:, cols]
-        if block.size == 0 or not np.all((block == 0.0) | (block == 1.0)):
+        if not binary[cols].all():
             continue
-        base = 1.0 - block.sum(axis=1)
+        names_g = [names[j] for j in cols]
+        base = arm_rows - ones[:, cols].sum(axis=1)
         if np.any(base < 0.0):
-            continue
-        labels = [names[j] for j in cols]
+            continue  # overlapping columns: not the dummies of one factor
         if len(cols) == 1:
-            out += [(f"{labels[0]} == 1", block[:, 0]), (f"{labels[0]} == 0", base)]
+            labels += [f"{names_g[0]} == 1", f"{names_g[0]} == 0"]
+            counts += [ones[:, cols[0]], base]
         else:
-            out += list(zip(labels, block.T, strict=True))
-            out.append((f"the base level of {labels[0].split('[')[0]}", base))
-    return out
+            labels += [*names_g, f"the base level of {names_g[0].split('[')[0]}"]
+            counts += [*(ones[:, j] for j in cols), base]
+    if not labels:
+        return [], np.zeros((n_levels, 0))
+    return labels, np.column_stack(counts)
 
 
 def arms_missing_from_levels(model: TreatmentModel) -> list[tuple[str, str, float, float]]:
@@ -105,21 +130,16 @@ def arms_missing_from_levels(model: TreatmentModel) -> list[tuple[str, str, floa
     if x.totals is not None:
         return []
     spec = x.spec
-    arms = [x.d == k for k in range(x.n_levels)]
     found = []
     parts = [(spec.public_names, spec.public_groups, x.U_pub)]
     if model.mechanism.alpha == 1.0:
         parts.insert(0, (spec.private_names, spec.private_groups, x.U_priv))
     for names, groups, U in parts:
-        pairs = _indicator_groups(names, groups, U) if U.shape[1] else []
-        if not pairs:
-            continue
-        ind = np.column_stack([v for _, v in pairs])
-        counts = np.stack([ind[a].sum(axis=0) for a in arms])  # (arms, levels)
+        labels, counts = _level_counts(names, groups, U, x.d, x.n_levels)
         totals = counts.sum(axis=0)
         for k, j in zip(*np.nonzero(counts < MIN_ARM_ROWS), strict=True):
             if totals[j] >= 2 * MIN_ARM_ROWS:
-                found.append((str(x.levels[k]), pairs[j][0], float(counts[k, j]),
+                found.append((str(x.levels[k]), labels[j], float(counts[k, j]),
                               float(totals[j])))
     return found
 
