@@ -110,14 +110,24 @@ class CovariateSpec:
         """All raw columns the covariates use."""
         return self.private_variables + self.public_variables
 
-    def private_design(self, frame: pd.DataFrame) -> FloatArray:
-        """Private covariate columns evaluated on ``frame`` (released or reference)."""
+    def private_design(self, frame: pd.DataFrame, reference: bool = False) -> FloatArray:
+        """Private covariate columns evaluated on ``frame`` (released or reference).
+
+        ``reference=True`` (the reference's draws, in the caller's thread) refuses terms
+        whose state formulaic learned from the released rows (:func:`_private_matrix`).
+        The released rows are evaluated without that check: their partitions may be
+        evaluated in worker threads, where catching warnings would swallow other
+        threads' warnings (``warnings.catch_warnings`` is not thread-safe).
+        """
         if self.private_spec is None:
             return np.zeros((len(frame), 0))
         plain = _plain_columns(frame, self.private_names, self.private_variables)
         if plain is not None:
             return plain
-        return _to_float(_private_matrix(self.private_spec, frame[list(self.private_variables)]))
+        columns = frame[list(self.private_variables)]
+        if reference:
+            return _to_float(_private_matrix(self.private_spec, columns))
+        return _to_float(self.private_spec.get_model_matrix(columns))
 
     def public_design(self, frame: pd.DataFrame) -> FloatArray:
         """Public covariate columns evaluated on ``frame``."""

@@ -334,7 +334,7 @@ def reference_design(
     size = check_int(size, "size", "reference_design", 2)
     draw = mechanism.reference.draw_for_moments(size, random_state=random_state)  # type: ignore[attr-defined]
     frame = cast_private_categoricals(draw.frame, mechanism)  # type: ignore[arg-type]
-    U = None if spec is None else spec.private_design(frame)  # type: ignore[attr-defined]
+    U = None if spec is None else spec.private_design(frame, reference=True)  # type: ignore[attr-defined]
     weights = np.asarray(draw.weights, dtype=float)
     return ReferenceDesign(frame, U, weights, draw.replicate, bool(draw.exact))
 
