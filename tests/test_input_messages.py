@@ -44,8 +44,10 @@ def test_a_column_named_by_a_number_is_pointed_out():
     assert "rename" not in str(err.value)
 
 
-@pytest.mark.parametrize("model", [pi.PrivateMean(bounds=(0.0, 1.0), eps=2.0, c=0.0),
-                                   pi.PrivateVectorMean(bounds=[(0.0, 1.0), (0.0, 1.0)], eps=2.0, c=0.0)])
+@pytest.mark.parametrize("model", [
+    pi.PrivateMean(bounds=(0.0, 1.0), eps=2.0, c=0.0),
+    pi.PrivateVectorMean(bounds=[(0.0, 1.0), (0.0, 1.0)], eps=2.0, c=0.0),
+])
 def test_strings_where_numbers_belong_are_refused_in_our_words(model):
     values = np.array(["a", "b"]) if isinstance(model, pi.PrivateMean) else np.array(
         [["a", "b"], ["c", "d"]])
