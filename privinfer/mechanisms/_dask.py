@@ -53,16 +53,20 @@ def _release_partition(
     secure: bool,
     shuffle: bool,
 ) -> pd.DataFrame:
-    """Privatise one partition (its columns already reduced to the published ones)."""
-    with warnings.catch_warnings():
-        # the release is the whole frame: its description is attached to the Dask frame,
-        # and its leak checks ran eagerly (``_check_partition``)
-        warnings.simplefilter("ignore", UndeclaredColumnWarning)
-        rs = None if secure else np.random.default_rng(seed)
-        out = mech.privatize(
-            part, public=public, shuffle=shuffle, random_state=rs, secure=secure,
-            allow_derived=True,
-        )  # fmt: skip
+    """Privatise one partition (its columns already reduced to the published ones).
+
+    The release is the whole frame: its description is attached to the Dask frame, and
+    its leak checks ran eagerly (``_check_partition``). No warning filter is set here:
+    partitions run in worker threads, and ``warnings.catch_warnings`` is not
+    thread-safe (overlapping ones restored each other's filters, which left an "ignore
+    UndeclaredColumnWarning" filter in place after every Dask release). The partition
+    holds only published columns, so ``privatize`` drops none and does not warn.
+    """
+    rs = None if secure else np.random.default_rng(seed)
+    out = mech.privatize(
+        part, public=public, shuffle=shuffle, random_state=rs, secure=secure,
+        allow_derived=True,
+    )  # fmt: skip
     out.attrs = {}
     return out
 

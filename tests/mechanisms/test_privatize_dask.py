@@ -192,3 +192,19 @@ def test_release_directory_detects_missing_and_modified_files(tmp_path):
     files[1].unlink()
     with pytest.raises(pi.exceptions.DataMismatchError, match="missing"):
         pi.read_release(tmp_path / "rel")
+
+
+def test_a_dask_release_leaves_the_warning_filters_as_they_were():
+    # the partitions ran in worker threads inside warnings.catch_warnings, which is not
+    # thread-safe: overlapping contexts restored each other's filters and left an
+    # "ignore UndeclaredColumnWarning" filter behind, so a later release that dropped a
+    # column said nothing
+    raw, mech = _raw()
+    before = list(warnings.filters)
+    _release(mech, dd.from_pandas(raw, npartitions=16), random_state=None).compute()
+    leaked = [f for f in warnings.filters if f not in before]
+    # (no simplefilter here: a filter of ours in front would hide a leaked one)
+    with warnings.catch_warnings(record=True) as caught:
+        mech.privatize(raw, public=["d", "y"], random_state=None)
+    assert leaked == []
+    assert UndeclaredColumnWarning in [w.category for w in caught]
