@@ -89,7 +89,7 @@ def test_a_stateful_transform_of_a_private_column_is_refused_in_our_words():
         pi.PrivateATE.from_formula("y ~ d | bs(x, df=4)", rel).fit(random_state=2)
 
 
-def test_a_factor_with_a_categorical_reference_still_fits(released):
+def test_a_factor_with_a_categorical_reference_still_fits():
     rng = np.random.default_rng(3)
     n = 800
     raw = pd.DataFrame({"y": rng.normal(size=n), "d": rng.integers(0, 2, n),

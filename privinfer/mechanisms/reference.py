@@ -307,7 +307,7 @@ class Categorical(Component):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-compatible description (levels converted to Python scalars)."""
-        levels = [lv.item() if isinstance(lv, np.generic) else lv for lv in self.levels]
+        levels = [_plain(lv) for lv in self.levels]
         return {"kind": "categorical", "levels": levels, "probs": self.probs.tolist()}
 
     def __repr__(self) -> str:

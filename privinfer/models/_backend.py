@@ -64,6 +64,7 @@ from privinfer.models._inputs import (
     TreatmentOptions,
     _check_routes,
     check_given_folds,
+    kish_from_sums,
     order_treatment_levels,
     warn_empty_columns,
     weight_values,
@@ -1004,8 +1005,7 @@ def _merge(
             raise WeightsError(f"{owner}: weights column {plan.weights!r} is zero everywhere.")
         weight_mean = float(wsum.sum()) / n
         arm_weights = wsum / weight_mean
-        # Kish's (sum w)^2 / sum w^2 (kish_n_eff), from the partitions' sums
-        n_eff = float(wsum.sum()) ** 2 / sum(o["w_sq"] for o in outs)
+        n_eff = kish_from_sums(float(wsum.sum()), float(sum(o["w_sq"] for o in outs)))
     cluster_labels: list[Any] = []
     for j, col in enumerate(plan.clusters):
         found = [o["clusters"][j] for o in outs if len(o["clusters"][j])]

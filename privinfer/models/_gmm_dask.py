@@ -53,7 +53,7 @@ from privinfer.models._backend import (
     is_dask_frame,
 )
 from privinfer.models._gmm_design import LinearDesign, LinearFormula, LinearSpecs, linear_specs
-from privinfer.models._inputs import weight_values
+from privinfer.models._inputs import kish_from_sums, weight_values
 
 __all__ = [
     "ClusterKeys",
@@ -505,7 +505,7 @@ def dask_linear_design(
         mean = float(total[0] / total[1]) if total[1] else 0.0
         if not mean > 0:
             raise WeightsError(f"{owner}: weights column {weights!r} is zero everywhere.")
-        n_eff = float(total[0] ** 2 / total[2])  # Kish's (sum w)^2 / sum w^2
+        n_eff = kish_from_sums(float(total[0]), float(total[2]))
     needed = _public_variables(f"{parsed.rhs} + {parsed.dependent}", columns, mechanism)
     levels = _levels_frame(data, needed)
     frame = _spec_frame(head, levels, mechanism)

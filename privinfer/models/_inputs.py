@@ -55,6 +55,7 @@ __all__ = [
     "check_arm_sizes",
     "check_frame",
     "check_given_folds",
+    "kish_from_sums",
     "kish_n_eff",
     "mechanism_record",
     "public_treatment_data",
@@ -647,7 +648,15 @@ def kish_n_eff(w: FloatArray) -> float:
     if not top > 0:
         return 0.0
     r = np.asarray(w, dtype=float) / top
-    return float(r.sum() ** 2 / (r @ r))
+    return kish_from_sums(float(r.sum()), float(r @ r))
+
+
+def kish_from_sums(total: float, squares: float) -> float:
+    """:func:`kish_n_eff` from the sum of the weights and the sum of their squares.
+
+    The form a Dask frame's partitions can add up; 0 when no weight is positive.
+    """
+    return total**2 / squares if squares > 0 else 0.0
 
 
 def weight_values(
