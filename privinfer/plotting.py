@@ -410,10 +410,11 @@ def trimming_plot(rule: Any, data: pd.DataFrame, *, bins: int = 40, ax: Any = No
         xlabel = "smallest level probability min_k p_k(w)"
     else:
         x, top = p, 1.0
-        d = frame[treatment].to_numpy(dtype=float)
+        d = frame[treatment].to_numpy()
+        arms = getattr(rule, "arms", ()) or (0, 1)  # control first, as the rule coded them
         groups = [
-            (d == value, f"{treatment} = {value:g} ({label})")
-            for value, label in ((0.0, "control"), (1.0, "treated"))
+            (d == value, f"{treatment} = {value} ({label})")
+            for value, label in zip(arms, ("control", "treated"), strict=True)
         ]
         lo, hi = rule.bounds
         spans = [sp for sp, keep in (((0.0, lo), lo > 0), ((hi, 1.0), hi < 1)) if keep]

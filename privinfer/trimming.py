@@ -22,8 +22,9 @@ columns (and the public treatment) selects whole records, true and replaced ones
 so the rows kept are an alpha-identity release of the subpopulation
 :math:`\{w : \gamma \le p(w) \le 1 - \gamma\}`, and every estimator of the package
 applies to them unchanged. The propensity :math:`p(w) = P(D = 1 \mid W = w)` is that of
-the public covariates alone, so the rule trims only the part of the overlap problem the
-public columns carry; the diagnostics of the fit on the rows kept
+the public covariates alone (:math:`D = 1` the treated level; see :class:`PublicTrimming`
+for which level of a two-level treatment that is), so the rule trims only the part of the
+overlap problem the public columns carry; the diagnostics of the fit on the rows kept
 (``OverlapWarning``, ``results.diagnostics``) report what remains.
 
 :class:`PublicTrimming` fits the public propensity (a logistic regression with a small
@@ -63,6 +64,7 @@ from privinfer._validation import check_in_interval, check_no_nan
 from privinfer.exceptions import DataMismatchError, MissingValueError, SingularDesignError
 from privinfer.formula import _FORMULA_NAMES
 from privinfer.mechanisms.alpha_identity import ATTRS_KEY, RELEASE_KEY, AlphaIdentity
+from privinfer.models._inputs import treatment_levels
 
 __all__ = ["PublicTrimming", "TrimmingRule", "optimal_threshold"]
 
@@ -287,9 +289,9 @@ class TrimmingRule:
         :math:`\gamma`.
     side : str
         ``"both"`` (keep :math:`\gamma \le p \le 1 - \gamma`), ``"upper"`` (drop
-        :math:`p > 1 - \gamma` only: controls missing, the ATT's problem) or ``"lower"``.
-        With three or more levels always ``"both"``: keep :math:`\min_k p_k(w) \ge
-        \gamma`.
+        :math:`p > 1 - \gamma` only: controls missing, the ATT's problem) or ``"lower"``,
+        with :math:`p` the probability of the treated level (``arms[1]``). With three or
+        more levels always ``"both"``: keep :math:`\min_k p_k(w) \ge \gamma`.
     bounds : tuple of float
         The propensity bounds of the rows kept (of every level's probability, with
         three or more levels: :math:`[\gamma, 1 - (K - 1)\gamma]`).
@@ -299,13 +301,17 @@ class TrimmingRule:
     n_rows, n_kept : int
         Rows the rule was fitted on, and rows it keeps there.
     kept_by_arm : dict
-        Rows kept per treatment value (of those the rule was fitted on).
+        Rows kept per treatment value (of those the rule was fitted on), keyed by
+        ``arms`` for a binary treatment.
     max_h : float
         :math:`\max 1/(p(1-p))` over the rows kept (over all rows: ``max_h_all``); the
         efficient variance of an average effect grows with its mean. With three or more
         levels :math:`\max \sum_k 1/p_k`.
     levels : tuple
         The treatment's levels when it has three or more (empty for a binary one).
+    arms : tuple
+        A binary treatment's two levels, control first and treated second (``(0, 1)``
+        for a 0/1 or boolean treatment); empty with three or more levels.
 
     Examples
     --------
@@ -334,6 +340,7 @@ class TrimmingRule:
     max_h_all: float
     _spec: Any = field(repr=False, compare=False)
     levels: tuple[Any, ...] = ()
+    arms: tuple[Any, ...] = ()
 
     @property
     def share_kept(self) -> float:
@@ -444,14 +451,28 @@ class PublicTrimming:
     Raises
     ------
     DataMismatchError
-        A private column in the formula, a missing column, or a treatment with two
-        levels that are not 0/1 (or boolean).
+        A private column in the formula, a missing column, a treatment with a single
+        value, or a float treatment with so many values that it looks continuous.
     MissingValueError
         Missing values in the treatment or the public columns.
 
     See Also
     --------
     TrimmingRule, optimal_threshold
+
+    Notes
+    -----
+    A two-level treatment is coded as in :class:`~privinfer.PrivateATE` and
+    :class:`~privinfer.PrivateATT` (with the default ``reference_level``): its levels in
+    sorted order, or in the order of its categories for a categorical column, the
+    first one the control and the second one treated. So 0/1 and ``False``/``True``
+    treat 1 and ``True``, ``"control"``/``"treated"`` treat ``"treated"``, and
+    ``"no"``/``"yes"`` treat ``"yes"``; a column of ``"treated"``/``"untreated"`` treats
+    ``"untreated"`` (make it a categorical with the control first to reverse that). The
+    propensity :math:`p(w)` is the probability of the treated level, so
+    ``side="upper"`` drops the rows almost surely treated (few controls: the ATT's
+    problem) and ``side="lower"`` those almost surely control; ``TrimmingRule.arms``
+    says which level is which.
 
     Examples
     --------
@@ -523,20 +544,19 @@ class PublicTrimming:
         if pd.api.types.is_float_dtype(d_raw.dtype) and levels.size > MAX_FLOAT_LEVELS:
             raise DataMismatchError(
                 f"{owner}: the treatment {lhs!r} looks continuous ({levels.size} distinct "
-                "values); it must be binary (0/1 or boolean) or categorical."
+                "values); it must be binary or categorical."
             )
-        if levels.size >= 3:  # a multi-valued treatment: a multinomial public propensity
-            d = None
-        else:
-            try:  # strings (object or string dtype) are no 0/1 treatment
-                d = d_raw.to_numpy(dtype=float)
-            except (TypeError, ValueError):
-                d = None
-            if d is None or not np.all((d == 0) | (d == 1)) or np.unique(d).size != 2:
-                raise DataMismatchError(
-                    f"{owner}: the treatment {lhs!r} must be binary (0/1 or boolean) with "
-                    "both values present, or have three or more levels."
-                )
+        if levels.size < 2:
+            raise DataMismatchError(
+                f"{owner}: the treatment {lhs!r} takes a single value {levels.tolist()!r}; "
+                "it needs two levels (control and treated) or more."
+            )
+        arms: tuple[Any, ...] = ()
+        d = None
+        if levels.size == 2:  # the models' coding: the second level is treated
+            found, codes = treatment_levels(d_raw, None, owner)
+            d = codes.astype(float)
+            arms = (0, 1) if set(found) == {0, 1} else tuple(found)
         for col in sorted(used):
             if frame[col].isna().any():
                 raise MissingValueError(
@@ -546,6 +566,7 @@ class PublicTrimming:
         self.formula, self.treatment = formula, lhs
         self._frame, self._d = frame, d
         self._levels = tuple(levels.tolist()) if d is None else ()
+        self._arms = arms
         self._codes = codes.astype(np.int64)
         self._rhs = rhs
 
@@ -576,7 +597,8 @@ class PublicTrimming:
             ``"both"`` for average effects over the population (ATE, potential-outcome
             means); ``"upper"`` drops only propensities above :math:`1 - \gamma` (no
             controls to compare with: the ATT's problem); ``"lower"`` only those below
-            :math:`\gamma`. Only ``"both"`` with three or more levels.
+            :math:`\gamma`. The propensity is that of the treated level (the second
+            level; see the class's Notes). Only ``"both"`` with three or more levels.
         ridge : float, default=1e-4
             Ridge of the logistic fit on standardised columns, times the number of rows.
 
@@ -608,7 +630,7 @@ class PublicTrimming:
         hi = 1.0 - gamma if side in ("both", "upper") else 1.0
         keep = (p >= lo) & (p <= hi)
         d = self._d
-        arms = {int(v): int(np.sum(keep & (d == v))) for v in (0, 1)}
+        arms = {a: int(np.sum(keep & (d == v))) for v, a in enumerate(self._arms)}
         if min(arms.values()) < MIN_ARM_ROWS:
             raise DataMismatchError(
                 f"{owner}: the rule keeps {arms} rows per treatment arm; at least "
@@ -628,6 +650,7 @@ class PublicTrimming:
             max_h=float(h[keep].max()),
             max_h_all=float(h.max()),
             _spec=mm.model_spec,
+            arms=self._arms,
         )
 
     def _fit_levels(

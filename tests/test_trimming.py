@@ -142,8 +142,8 @@ def test_bad_inputs():
         pi.PublicTrimming("d ~ v", rel)
     with pytest.raises(DataMismatchError, match="continuous"):
         pi.PublicTrimming("y ~ w", rel)
-    with pytest.raises(DataMismatchError, match="binary"):
-        pi.PublicTrimming("g ~ w", rel)  # two levels, not 0/1
+    with pytest.raises(DataMismatchError, match="single value"):
+        pi.PublicTrimming("d ~ w", rel.assign(d="treated"))  # one level: no contrast
     holes = rel.copy()
     holes.loc[holes.index[0], "w"] = np.nan
     with pytest.raises(MissingValueError, match="'w'"):
@@ -151,6 +151,33 @@ def test_bad_inputs():
     rule = pi.PublicTrimming("d ~ w", rel).fit()
     with pytest.raises(MissingValueError):
         rule.keep(holes)
+
+
+@pytest.mark.parametrize("side", ["both", "upper", "lower"])
+def test_two_level_treatment_is_coded_like_the_models(side):
+    """A non-0/1 two-level treatment: its levels in the models' order (sorted, or a
+    categorical's order), the second one treated, give the rule of the 0/1 coding."""
+    _, rel, _ = _release(slope=2.0)
+    words = rel.assign(d=np.where(rel.d == 1, "treated", "control"))
+    ref = pi.PublicTrimming.from_formula("d ~ w", rel).fit(threshold=0.1, side=side)
+    rule = pi.PublicTrimming.from_formula("d ~ w", words).fit(threshold=0.1, side=side)
+    np.testing.assert_allclose(rule.propensity(words), ref.propensity(rel), rtol=1e-12)
+    np.testing.assert_array_equal(rule.keep(words), ref.keep(rel))
+    assert (rule.bounds, rule.n_kept, rule.arms) == (ref.bounds, ref.n_kept, ("control", "treated"))
+    assert rule.kept_by_arm == {"control": ref.kept_by_arm[0], "treated": ref.kept_by_arm[1]}
+    # the models agree on which level is treated: "treated" vs "control"
+    assert pi.PrivateATT.from_formula("y ~ d | x + w", words).levels == ["control", "treated"]
+    # a categorical's own order, as in the models: here "treated" comes first (control)
+    flipped = words.assign(d=pd.Categorical(words.d, categories=["treated", "control"]))
+    back = pi.PublicTrimming.from_formula("d ~ w", flipped).fit(threshold=0.1)
+    np.testing.assert_allclose(back.propensity(flipped), 1 - ref.propensity(rel), rtol=1e-9)
+    assert back.arms == ("treated", "control")
+    # any two numbers: the larger is treated
+    shifted = pi.PublicTrimming.from_formula("d ~ w", rel.assign(d=rel.d + 1)).fit()
+    np.testing.assert_allclose(shifted.coef, pi.PublicTrimming("d ~ w", rel).fit().coef)
+    pytest.importorskip("matplotlib").use("Agg")
+    labels = rule.plot(words).get_legend_handles_labels()[1]
+    assert labels[:2] == ["d = control (control)", "d = treated (treated)"]
 
 
 @pytest.mark.extended  # the rule's exact checks (kept rows, metadata, bounds) stay
