@@ -15,8 +15,12 @@ needs only the sums :math:`\sum_{i\in g}\omega_i s_i` and :math:`\sum_{i\in g}\o
 of every cluster ``g``. :class:`ScoreMoments` holds these sums for a set of rows; the
 statistics of two partitions add up (:meth:`ScoreMoments.merge`, with a change of
 centre, so that no uncentred second moment loses precision), and the covariance follows
-without any row-level array on the client. :class:`LazyInfluence` recomputes the
-influence values on request, partition by partition, as a Dask array.
+without any row-level array on the client. The centre is the :math:`\omega_i^2`-weighted
+mean of the rows (Chan, Golub and LeVeque's pairwise update with weights
+:math:`\omega_i^2`): about it the first moment vanishes, so every change of centre adds a
+positive semi-definite term and nothing cancels, even when one weight dwarfs the others.
+:class:`LazyInfluence` recomputes the influence values on request, partition by
+partition, as a Dask array.
 """
 
 from __future__ import annotations
@@ -62,9 +66,10 @@ class ScoreMoments:
     w2 : float
         :math:`\sum_i\omega_i^2`.
     centre : ndarray of shape (q,)
-        The centre :math:`c` of ``a`` and ``b``.
+        The centre :math:`c` of ``a`` and ``b``: the :math:`\omega_i^2`-weighted mean of
+        the rows (zero without rows or weights).
     a : ndarray of shape (q,)
-        :math:`\sum_i\omega_i^2(s_i - c)`.
+        :math:`\sum_i\omega_i^2(s_i - c)`, zero up to rounding about that centre.
     b : ndarray of shape (q, q)
         :math:`\sum_i\omega_i^2(s_i - c)(s_i - c)'`.
     clusters : tuple of ndarray of shape (G, q + 1)
@@ -105,13 +110,14 @@ class ScoreMoments:
         n, q = s.shape
         s1 = w @ s
         w2v = w * w
-        centre = s1 / w.sum() if n and w.sum() != 0 else np.zeros(q)
+        w2 = float(w2v.sum())
+        centre = w2v @ s / w2 if n and w2 > 0 else np.zeros(q)
         dev = s - centre
         sums = tuple(
             cluster_sums(np.column_stack([w[:, None] * s, w]), c, g)
             for c, g in zip(dims, sizes, strict=True)
         )
-        return cls(n, s1, float(w2v.sum()), centre, w2v @ dev, (dev * w2v[:, None]).T @ dev, sums)
+        return cls(n, s1, w2, centre, w2v @ dev, (dev * w2v[:, None]).T @ dev, sums)
 
     def shifted(self, centre: FloatArray) -> ScoreMoments:
         """The same statistics about another centre (exact: ``b`` gains the shift terms)."""
@@ -121,13 +127,23 @@ class ScoreMoments:
         return ScoreMoments(self.n, self.s1, self.w2, centre, a, b, self.clusters)
 
     def merge(self, other: ScoreMoments) -> ScoreMoments:
-        """Statistics of the union of two disjoint sets of rows."""
+        r"""Statistics of the union of two disjoint sets of rows.
+
+        About the union's :math:`\omega_i^2`-weighted mean each part's ``b`` only gains
+        :math:`W_2 dd'` (its ``a`` is zero): a sum of positive semi-definite terms. A
+        centre weighted otherwise (by row counts) let a part with one dominant weight
+        carry terms many orders above the covariance, which then cancelled.
+        """
         if other.n == 0:
             return self
         if self.n == 0:
             return other
         n = self.n + other.n
-        centre = (self.n * self.centre + other.n * other.centre) / n
+        w2 = self.w2 + other.w2
+        if w2 > 0:
+            centre = (self.w2 * self.centre + other.w2 * other.centre) / w2
+        else:  # no weight on either side: every moment is zero
+            centre = (self.n * self.centre + other.n * other.centre) / n
         x, y = self.shifted(centre), other.shifted(centre)
         return ScoreMoments(
             n,

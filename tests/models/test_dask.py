@@ -7,6 +7,8 @@ must agree to floating-point accuracy (1e-10), whatever the partitioning.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -81,6 +83,30 @@ def test_dask_kish_n_eff_of_the_weights_comes_from_partition_sums():
     spiked = dd.from_pandas(rel.assign(w=np.where(np.arange(len(rel)) == 3, 1e12, w)), 7)
     with pytest.warns(FewEffectiveRowsWarning, match=r"= 1\.0 of the 3000 rows"):
         pi.PrivateATE.from_formula("y ~ d | x", spiked, mechanism=mech, weights="w")
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_dask_one_dominant_weight_gives_the_pandas_standard_error(model):
+    """One weight of 1e12 among weights near 1: the influence standard error is pandas'.
+
+    The other rows' normalised weights are about 1e-9 and their transformed scores about
+    1e9, so partition moments about the partitions' row-count-weighted centres held terms
+    of 1e20 whose cancellation gave a negative variance (a NaN SE) on Dask.
+    """
+    rel, mech = _released()
+    spiked = rel.assign(w=np.where(np.arange(len(rel)) == 3, 1e12, rel["w"]))
+    opts = {"weights": "w", "variance": "influence"}
+    fits = []
+    for frame in (spiked, dd.from_pandas(spiked, npartitions=7)):
+        with pytest.warns(FewEffectiveRowsWarning):
+            m = model.from_formula("y ~ d | x", frame, mechanism=mech, **opts)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the overlap and noise warnings of this design
+            fits.append(m.fit(random_state=0, folds="f"))
+    a, b = fits
+    assert np.isfinite(b.bse).all() and b.bse.iloc[0] > 0.01
+    np.testing.assert_allclose(b.params, a.params, rtol=0, atol=TOL)
+    np.testing.assert_allclose(b.bse, a.bse, rtol=1e-8, atol=1e-12)
 
 
 def test_dask_drawn_folds_are_the_pandas_fits_on_those_folds():

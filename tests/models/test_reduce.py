@@ -48,6 +48,21 @@ def test_reduced_covariance_equals_influence_cov(clusters, cuts):
     np.testing.assert_allclose(mom.covariance(C), influence_cov(phi, cl), rtol=1e-11, atol=0)
 
 
+@pytest.mark.parametrize("clusters", [None, "one"])
+def test_reduced_covariance_survives_one_dominant_weight(clusters):
+    """One normalised weight near n, the others near 1e-9 with scores near 1e9 (as after
+    a weight of 1e12): merging partitions loses no precision (the variance was negative)."""
+    s, w, codes = _data(n=3000, q=2)
+    w = np.full(s.shape[0], 3e-9)
+    w[3] = s.shape[0]
+    s[np.arange(s.shape[0]) != 3] *= 1e9
+    cl = None if clusters is None else codes[:, 0]
+    mom = _reduced(s, w, cl, [430, 860, 1290, 1720, 2150, 2580])
+    m = (w @ s) / s.shape[0]
+    phi = (w[:, None] * (s - m)) @ np.eye(2)
+    np.testing.assert_allclose(mom.covariance(np.eye(2)), influence_cov(phi, cl), rtol=1e-9)
+
+
 def test_att_type_contrast_from_the_means():
     """ATT: components (numerator score, treated indicator), contrast (1, -tau) / p1."""
     rng = np.random.default_rng(1)
