@@ -27,9 +27,13 @@ public columns and each private column ``x``:
   named, by forward selection.
 
 Categorical private columns enter the groupings as they are and the regressions through
-their level indicators. On more than :data:`MAX_ROWS` rows the regressions and rank
-correlations use that many evenly spaced rows (exact relations show on any subsample);
-the groupings use every row. Below :data:`MIN_ROWS` rows only the groupings run.
+their level indicators. Published columns enter the rank and regression checks in every
+form that can carry a number (text, Python objects, numeric categories, dates and
+durations, complex numbers), each on its rows with a finite value, so a copy of a private
+column cannot pass as a string or hide behind one missing value. On more than
+:data:`MAX_ROWS` rows the regressions and rank correlations use that many evenly spaced
+rows (exact relations show on any subsample); the groupings use every row. Below
+:data:`MIN_ROWS` rows only the groupings run.
 """
 
 from __future__ import annotations
@@ -116,8 +120,9 @@ def find_leaks(
     n = len(data)
     sub = _subsample(n)
     pub_codes = {c: _codes(data[c]) for c in public}
-    numeric = {c: _numeric(data[c]) for c in public}
-    numeric = {c: v for c, v in numeric.items() if v is not None}
+    views = {c: _public_numeric(data[c]) for c in public}
+    views = {c: v for c, v in views.items() if v}
+    numeric = {c: v[0] for c, v in views.items()}
     leaks: list[Leak] = []
     for col in private:
         found: dict[tuple[str, ...], str] = {}
@@ -148,23 +153,35 @@ def find_leaks(
         targets = _targets(x, sub) if n >= MIN_ROWS else []
         if targets and numeric:
             feats = {c: v[sub] for c, v in numeric.items()}
-            for c, v in feats.items():
-                if (c,) in found or not np.all(np.isfinite(v)):
-                    continue
-                rel = _monotone(v, targets, threshold) or _poly_single(v, targets, threshold)
-                if rel:
-                    found[(c,)] = rel
-            names = [c for c in feats if np.all(np.isfinite(feats[c]))]
-            pair_names = [c for c in names if (c,) not in found][:MAX_PAIR_COLUMNS]
+            for c, column_views in views.items():
+                for v in column_views:
+                    if (c,) in found:
+                        break
+                    ok, v_ok, t_ok = _finite_rows(v[sub], targets)
+                    if not t_ok:
+                        continue
+                    rel = _monotone(v_ok, t_ok, threshold) or _poly_single(v_ok, t_ok, threshold)
+                    if rel:
+                        found[(c,)] = rel
+            pair_names = [c for c in feats if (c,) not in found][:MAX_PAIR_COLUMNS]
             for a, b in combinations(pair_names, 2):
-                if (a, b) in found:
+                ok = np.isfinite(feats[a]) & np.isfinite(feats[b])
+                t_ok = _restrict(targets, ok)
+                if not t_ok:
                     continue
-                r2 = _r2_quadratic_pair(feats[a], feats[b], targets)
+                r2 = _r2_quadratic_pair(feats[a][ok], feats[b][ok], t_ok)
                 if r2 >= threshold:
                     found[(a, b)] = f"quadratic reconstruction (adjusted R^2 = {r2:.4f})"
-            rest = [c for c in names if not any(c in k for k in found)]
-            if len(rest) >= 3:
-                subset, r2 = _forward_linear(rest, feats, targets, threshold)
+            rest = [c for c in feats if not any(c in k for k in found)]
+            ok = np.all([np.isfinite(feats[c]) for c in rest], axis=0) if rest else None
+            if ok is not None and ok.sum() < max(MIN_ROWS, len(rest) + 3):
+                # too few rows finite in every column: use the fully finite columns
+                rest = [c for c in rest if np.all(np.isfinite(feats[c]))]
+                ok = np.ones(sub.size, dtype=bool)
+            t_ok = _restrict(targets, ok) if ok is not None else []
+            if len(rest) >= 3 and t_ok:
+                subset, r2 = _forward_linear(rest, {c: feats[c][ok] for c in rest}, t_ok,
+                                             threshold)  # fmt: skip
                 if subset:
                     found[tuple(subset)] = f"linear reconstruction (adjusted R^2 = {r2:.4f})"
         leaks.extend(Leak(k, str(col), rel) for k, rel in found.items())
@@ -193,11 +210,18 @@ def _joint_leaks(
         return []
     out = []
     for name, v in numeric.items():
-        if name in taken or not np.all(np.isfinite(v[sub])) or np.ptp(v[sub]) == 0:
+        if name in taken:
             continue
-        target = [_standardise(v[sub])]
+        ok = np.isfinite(v[sub])
+        if ok.sum() < MIN_ROWS or np.ptp(v[sub][ok]) == 0:
+            continue
+        target = [_standardise(v[sub][ok])]
+        feats_ok = {c: _restrict(f, ok) for c, f in feats.items()}
+        feats_ok = {c: f for c, f in feats_ok.items() if f}
+        if len(feats_ok) < 2:
+            continue
         for kind in ("linear", "quadratic"):
-            chosen, r2 = _forward_private(feats, target, threshold, kind)
+            chosen, r2 = _forward_private(feats_ok, target, threshold, kind)
             if len(chosen) >= 2:
                 out.append(Leak((name,), ", ".join(chosen),
                                 f"{kind} function of the private columns {chosen!r} "
@@ -259,6 +283,85 @@ def _numeric(series: pd.Series) -> np.ndarray | None:
         values = series.to_numpy(dtype=float, na_value=np.nan)
         return values if np.unique(values[np.isfinite(values)]).size >= 2 else None
     return None
+
+
+def _public_numeric(series: pd.Series) -> list[np.ndarray]:
+    """Numeric views of a published column, with NaN where a value is missing or not a number.
+
+    A published column can carry a private value in many forms besides a float column:
+    as text (``"34.25"``), as Python objects (``Decimal``), as the levels of a
+    categorical, as a date (a birth date next to a private age) or a duration, as a
+    complex number, with some values missing. Each is turned into floats here (dates
+    and durations as nanoseconds, text through :func:`pandas.to_numeric`, complex
+    numbers into their real and imaginary parts) so that the rank and regression checks
+    see it. An empty list means no view with two or more distinct finite values.
+    """
+    dtype = series.dtype
+    views: list[np.ndarray] = []
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = _public_numeric(pd.Series(np.asarray(dtype.categories, dtype=object)))
+        codes = series.cat.codes.to_numpy()
+        for cat_values in cats:
+            values = np.append(cat_values, np.nan)[codes]  # code -1 (missing) -> NaN
+            views.append(values)
+    elif pd.api.types.is_complex_dtype(dtype):
+        z = series.to_numpy(dtype=complex)
+        views = [z.real.copy(), z.imag.copy()]
+    elif pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+        views = [series.to_numpy(dtype=float, na_value=np.nan)]
+    elif isinstance(dtype, pd.DatetimeTZDtype | pd.PeriodDtype) or (
+        pd.api.types.is_datetime64_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype)
+    ):
+        if isinstance(dtype, pd.PeriodDtype):
+            series = series.dt.to_timestamp()
+        elif isinstance(dtype, pd.DatetimeTZDtype):
+            series = series.dt.tz_convert("UTC").dt.tz_localize(None)
+        raw = series.to_numpy()
+        values = raw.view(np.int64).astype(float)
+        values[pd.isna(raw)] = np.nan
+        views = [values]
+    else:
+        # parse each distinct value once (labels repeat), then spread to the rows
+        codes, uniques = pd.factorize(series)
+        distinct = pd.Series(np.asarray(uniques, dtype=object))
+        try:
+            if pd.to_numeric(distinct[:1000], errors="coerce").notna().sum() == 0:
+                return []  # labels or identifiers, not numbers
+            parsed = pd.to_numeric(distinct, errors="coerce")
+        except (TypeError, ValueError):
+            return []
+        cats = _public_numeric(parsed) if pd.api.types.is_numeric_dtype(parsed.dtype) else []
+        views = [np.append(c, np.nan)[codes] for c in cats]  # code -1 (missing) -> NaN
+    out = []
+    for view in views:
+        v = np.array(view, dtype=float)  # a writable copy
+        v[~np.isfinite(v)] = np.nan
+        if np.unique(v[np.isfinite(v)]).size >= 2:
+            out.append(v)
+    return out
+
+
+def _restrict(targets: list[np.ndarray], ok: np.ndarray) -> list[np.ndarray]:
+    """Targets on the rows ``ok``, re-standardised; those constant there are dropped."""
+    out = []
+    for t in targets:
+        t = t[ok]
+        if t.size and np.ptp(t) > 0:
+            out.append(_standardise(t))
+    return out
+
+
+def _finite_rows(
+    v: np.ndarray, targets: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Rows where ``v`` is finite, ``v`` on them and the targets restricted to them.
+
+    The targets come back empty when fewer than :data:`MIN_ROWS` rows are finite.
+    """
+    ok = np.isfinite(v)
+    if ok.sum() < MIN_ROWS or np.ptp(v[ok]) == 0:
+        return ok, v[ok], []
+    return ok, v[ok], _restrict(targets, ok)
 
 
 def _functional(

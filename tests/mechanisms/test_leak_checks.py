@@ -183,3 +183,62 @@ def test_functions_of_several_private_columns_are_found():
     rel = mech.privatize(raw, public=["total", "y", "d"], allow_derived=["total"],
                          random_state=0)
     assert "total" in rel.columns
+
+
+# ------------------------------------- copies hidden in other dtypes or by missing values
+def _copies(x):
+    """Public columns that each carry the private ``x`` exactly, in a non-float form."""
+    from decimal import Decimal
+
+    n = x.size
+    with_nan = x**2
+    with_nan[3] = np.nan
+    with_inf = x**2
+    with_inf[5] = np.inf
+    masked = pd.array(x**2, dtype="Float64")
+    masked[7] = pd.NA
+    stamp = pd.Timestamp("2020-01-01") - pd.to_timedelta(x * 365.25, unit="D")
+    return {
+        "text": pd.Series(x).astype(str),
+        "arrow_text": pd.Series(x).astype("string[pyarrow]"),
+        "objects": pd.Series(x, dtype=object),
+        "decimals": pd.Series([Decimal(f"{v:.12f}") for v in x], dtype=object),
+        "labels": pd.Series(pd.Categorical(np.round(x, 9))),
+        "birth": pd.Series(stamp),
+        "birth_utc": pd.Series(stamp).dt.tz_localize("UTC"),
+        "span": pd.Series(pd.to_timedelta(x, unit="D")),
+        "sq_nan": pd.Series(with_nan),
+        "sq_inf": pd.Series(with_inf),
+        "sq_masked": pd.Series(masked),
+        "cplx": pd.Series(x * 1j + 2.0),
+        "noise": pd.Series(np.random.default_rng(1).normal(size=n)),
+    }
+
+
+def test_copies_in_other_dtypes_or_with_missing_values_are_found():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(18, 65, 400)
+    copies = _copies(x)
+    df = pd.DataFrame({"x": x, **copies})
+    public = list(copies)
+    found = {leak.public for leak in find_leaks(df, ["x"], public)}
+    assert found == {(c,) for c in public if c != "noise"}
+    mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(18, 65)})
+    for col in public[:-1]:
+        with pytest.raises(ex.DerivedColumnError, match=repr(col)):
+            mech.privatize(df[["x", col, "noise"]], public=[col, "noise"], random_state=0)
+
+
+def test_missing_values_do_not_make_an_unrelated_column_look_derived():
+    rng = np.random.default_rng(3)
+    n = 500
+    x = rng.uniform(0, 1, n)
+    w = rng.normal(size=n)
+    w[rng.random(n) < 0.3] = np.nan
+    text = pd.Series(rng.normal(size=n)).astype(str)
+    text[rng.random(n) < 0.5] = "n/a"
+    df = pd.DataFrame({"x": x, "w": w, "text": text, "x_nan_rows": x})
+    # x is constant on the rows where w is finite: no target left, nothing flagged
+    df.loc[np.isfinite(w), "x_nan_rows"] = 0.5
+    assert find_leaks(df, ["x"], ["w", "text"]) == []
+    assert find_leaks(df, ["x_nan_rows"], ["w"]) == []
