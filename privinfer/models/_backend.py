@@ -66,6 +66,7 @@ from privinfer.models._inputs import (
     check_given_folds,
     kish_from_sums,
     order_treatment_levels,
+    sorted_levels,
     warn_empty_columns,
     weight_values,
 )
@@ -861,7 +862,7 @@ def _treatment_levels(
         seen = [v for v in pd.unique(values).tolist() if v in present.index and v not in known]
         levels = known + seen
     else:
-        levels = sorted(pd.unique(values).tolist())
+        levels = sorted_levels(pd.unique(values).tolist(), meta.name, owner)
     return order_treatment_levels(levels, meta, reference_level, owner)
 
 

@@ -231,6 +231,26 @@ def resolve_mechanism(data: pd.DataFrame, mechanism: object, owner: str) -> Alph
     return mechanism
 
 
+def sorted_levels(values: list[Any], name: Any, owner: str) -> list[Any]:
+    """The distinct values of treatment ``name`` in sorted order.
+
+    Raises
+    ------
+    DataMismatchError
+        The values cannot be ordered: they mix types (``1`` and ``"1"``, as an object
+        column from two merged files holds), which would also make them distinct levels.
+    """
+    try:
+        return sorted(values)
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in values})
+        raise DataMismatchError(
+            f"{owner}: treatment {name!r} mixes value types {kinds!r} (e.g. 1 and '1', which "
+            "would count as different levels). Convert it to one type first, e.g. "
+            "data[col].astype(str) or pd.to_numeric(data[col])."
+        ) from None
+
+
 def order_treatment_levels(
     levels: list[Any], col: pd.Series, reference_level: Any, owner: str
 ) -> list[Any]:
@@ -270,7 +290,7 @@ def treatment_levels(
     if isinstance(col.dtype, pd.CategoricalDtype):
         levels = [lv for lv in col.cat.categories if (col == lv).any()]
     else:
-        levels = sorted(pd.unique(col).tolist())
+        levels = sorted_levels(pd.unique(col).tolist(), col.name, owner)
     levels = order_treatment_levels(levels, col, reference_level, owner)
     mapping = {lv: i for i, lv in enumerate(levels)}
     codes = col.map(mapping).to_numpy()

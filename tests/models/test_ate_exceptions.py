@@ -235,3 +235,13 @@ def test_no_overlap_on_the_automatic_route_warns_with_readable_moments_and_a_rem
     )
     with pytest.warns(pi.exceptions.OverlapWarning, match=readable):
         pi.PrivateATE.from_formula("y ~ d | x", data, mechanism=mech).fit(random_state=0)
+
+
+def test_treatment_mixing_value_types_is_a_clear_error(data, mech):
+    # an object column with ints and strings (a merge of two files): 1 and "1" would be
+    # two levels; sorting them crashed with a bare TypeError
+    data["d"] = data["d"].astype(object)
+    data.loc[:9, "d"] = "1"
+    for model in (pi.PrivateATE, pi.PrivatePOM, pi.PrivateATT):
+        with pytest.raises(ex.DataMismatchError, match=r"treatment 'd' mixes value types"):
+            model.from_formula("y ~ d | x + w", data, mechanism=mech)
