@@ -418,7 +418,18 @@ class PrivateMean:
         terms = b * (2.0 * bits - 1.0) / self.eta  # centred unbiased terms
         nobs = groups.sum(axis=0)
         if np.any(nobs < 2):
-            raise DataMismatchError("PrivateMean: every group needs at least 2 released bits.")
+            few = {str(k): int(v) for k, v in zip(names, nobs, strict=True) if v < 2}
+            hint = (
+                " A group with no bits is often an unused level of a categorical column "
+                "(rows selected on a public column): drop it with "
+                "data[col].cat.remove_unused_categories()."
+                if min(few.values()) == 0
+                else ""
+            )
+            raise DataMismatchError(
+                f"PrivateMean: every group needs at least 2 released bits; these groups have "
+                f"fewer: {few!r}.{hint}"
+            )
         mean = groups.T @ terms / nobs
         var = (groups.T @ terms**2 - nobs * mean**2) / (nobs - 1)
         var = np.maximum(var, self.min_term_variance())

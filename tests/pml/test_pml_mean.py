@@ -133,3 +133,20 @@ def test_se_floor_does_not_bind_on_ordinary_samples():
         res = pm.estimate(bits)
     terms = 0.5 * (2.0 * bits - 1.0) / pm.eta
     assert res.std_errors["mean"] == pytest.approx(terms.std(ddof=1) / np.sqrt(500), rel=1e-12)
+
+
+def test_groups_with_too_few_bits_are_named():
+    from privinfer.exceptions import DataMismatchError
+
+    rng = np.random.default_rng(0)
+    g = rng.choice(["a", "b"], 300).astype(object)
+    g[0] = "rare"
+    pm = PrivateMean(bounds=(0.0, 1.0), eps=1.0, c=0.5)
+    bits = pm.privatize(rng.uniform(size=300), random_state=1)
+    df = pd.DataFrame({"y": bits, "g": g})
+    with pytest.raises(DataMismatchError, match=r"C\(g\)\[rare\]': 1"):
+        PrivateMean.from_formula("y ~ C(g)", df, bounds=(0, 1), eps=1.0, c=0.5)
+    # an unused level of a categorical (rows selected on a public column) has no bits
+    df["gc"] = pd.Categorical(g, categories=["a", "b", "rare", "never"])
+    with pytest.raises(DataMismatchError, match=r"never\]': 0.*remove_unused_categories"):
+        PrivateMean.from_formula("y ~ C(gc)", df, bounds=(0, 1), eps=1.0, c=0.5)
