@@ -203,8 +203,10 @@ class PrivateResults(PostEstimationMixin):
             Simultaneous (sup-t) intervals that cover all parameters at once with
             probability 1 - ``alpha``: the critical value is the 1 - ``alpha`` quantile of
             ``max_j |t*_bj|`` over the draws of :meth:`bootstrap`, which must have
-            been run (DoubleML's ``confint(joint=True)``). Where a parameter's interval
-            is widened for a bias bound (below), its joint interval is at least as wide.
+            been run (DoubleML's ``confint(joint=True)``), and at least the pointwise
+            normal critical value (which the quantile of a few draws can fall below). Where
+            a parameter's interval is widened for a bias bound (below), its joint interval
+            is at least as wide.
 
         Returns
         -------
@@ -234,6 +236,9 @@ class PrivateResults(PostEstimationMixin):
         if joint:
             boot = self._require_bootstrap("conf_int(joint=True)")
             z = float(np.quantile(np.max(np.abs(boot.t_stats), axis=1), 1 - level))
+            # max_j |t_j| >= |t_1| ~ N(0, 1): the sup-t critical value is never below the
+            # pointwise one, which a quantile of few draws can fall under
+            z = max(z, float(norm.ppf(1 - level / 2)))
             if widened:  # never narrower than a parameter's own bias-aware interval
                 z = np.maximum(aware, z)
         elif widened:

@@ -408,3 +408,17 @@ def test_joint_band_is_never_narrower_than_a_bias_aware_interval():
     assert width(point)[0] > width(plain)[0]  # the bound widens beyond the sup-t band
     np.testing.assert_allclose(width(joint)[0], width(point)[0])
     np.testing.assert_allclose(width(joint)[1], width(plain)[1])  # no bound: sup-t as before
+
+
+def test_joint_band_from_few_draws_is_never_narrower_than_pointwise():
+    # sup-t: max_j |t_j| >= |t_1| ~ N(0, 1), so the joint critical value is at least the
+    # pointwise one; a quantile of 2 or 5 draws fell below it (a band narrower than
+    # the pointwise intervals, with no warning)
+    res = _three_arm_fit()
+    point = res.conf_int(alpha=0.05)
+    for n_boot, seed in ((2, 0), (5, 0), (3, 7)):
+        boot = res.bootstrap("normal", n_boot=n_boot, random_state=seed, progress=False)
+        for alpha in (0.05, 0.01):
+            joint, point = boot.conf_int(alpha=alpha, joint=True), boot.conf_int(alpha=alpha)
+            assert ((joint["upper"] - joint["lower"])
+                    >= (point["upper"] - point["lower"]) - 1e-12).all()
