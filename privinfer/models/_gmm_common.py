@@ -249,6 +249,29 @@ def check_start(start: Any, k_params: int) -> FloatArray:
     return arr
 
 
+def _refuse_column_names(clusters: Any, n_obs: int, owner: str) -> None:
+    """Raise a clear ClusterError for column names passed as the labels of a pandas model.
+
+    The Dask route reads ``clusters="col"``; the pandas route takes the labels. One or
+    two strings (with more than two rows) can only be names.
+    """
+    names = (
+        [clusters]
+        if isinstance(clusters, str)
+        else list(clusters)
+        if isinstance(clusters, list | tuple)
+        and 1 <= len(clusters) <= 2 < n_obs
+        and all(isinstance(c, str) for c in clusters)
+        else None
+    )
+    if names is not None:
+        raise ClusterError(
+            f"{owner}: clusters={clusters!r} looks like column name(s); on a pandas model "
+            f"pass the public labels themselves, one per row, e.g. clusters=data[{names[0]!r}] "
+            f"(two-way: clusters=data[{names!r}]). Column names are read on Dask frames only."
+        )
+
+
 def fit_options(
     engine: GMMEngine,
     weighting: str,
@@ -302,6 +325,7 @@ def fit_options(
         if hasattr(design, "cluster_keys"):  # a Dask frame: labels stay in its partitions
             codes = design.cluster_keys(clusters, owner)
         else:
+            _refuse_column_names(clusters, engine.n_obs, owner)
             codes = cluster_codes(clusters, engine.n_obs, owner)
         warn_few_clusters(
             "PrivateGMM",

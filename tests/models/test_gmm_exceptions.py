@@ -194,3 +194,13 @@ def test_uneven_weights_warn_and_the_summary_reports_kish_n_eff(route, formula):
         warnings.simplefilter("ignore", pi.exceptions.PrivinferWarning)  # a one-row logit
         res = model.fit(random_state=0)
     assert re.search(r"Kish n_eff \(weights\): +1 of 1500 rows", str(res.summary()))
+
+
+def test_cluster_column_names_on_a_pandas_model_get_a_clear_error():
+    # the Dask route reads clusters="col"; on pandas the labels themselves are passed,
+    # and a name was reported as labels of "shape ()"
+    data = _data().assign(k=np.arange(200) % 60)
+    model = pi.PrivateGMM.ols("y ~ x + w", data, mechanism=MECH)
+    for name in ("k", ["k"], ("k", "w")):
+        with pytest.raises(ClusterError, match=r"column name.*clusters=data\['k'\]"):
+            model.fit(cov_type="clustered", clusters=name)
