@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy.stats import chi2
 
 from privinfer._typing import FloatArray
@@ -272,6 +273,52 @@ def _refuse_column_names(clusters: Any, n_obs: int, owner: str) -> None:
         )
 
 
+def _align_labels(clusters: Any, index: pd.Index | None, owner: str) -> Any:
+    """Cluster labels given as a pandas Series / DataFrame, reordered to the data's rows.
+
+    pandas users expect labels to be matched by index, as in ``data.assign(k=labels)``;
+    plain arrays (and every label of a model without a data index, e.g. one built by
+    ``from_arrays``) stay positional. O(n).
+
+    Raises
+    ------
+    ClusterError
+        The labels' index misses rows of the data, names rows the data lack, or either
+        index repeats a label (so the match is ambiguous).
+    """
+    if index is None or not isinstance(clusters, pd.Series | pd.DataFrame):
+        return clusters
+    given = clusters.index
+    if given.equals(index):
+        return clusters
+    hint = (
+        "Pass labels indexed like the data (e.g. clusters=data['col']) or, to match them "
+        "by position, an array in row order (clusters=labels.to_numpy())."
+    )
+    for what, idx in (("the data's", index), ("the clusters'", given)):
+        if not idx.is_unique:
+            raise ClusterError(
+                f"{owner}: {what} index repeats labels, so the cluster labels cannot be "
+                f"matched to the rows by index. {hint}"
+            )
+    pos = given.get_indexer(index)
+    missing = index[pos < 0]
+    extra = given[~given.isin(index)]
+    if len(missing) or len(extra):
+        parts = []
+        if len(missing):
+            eg = missing[:5].tolist()
+            parts.append(f"{len(missing)} row(s) of the data have no label (index e.g. {eg})")
+        if len(extra):
+            eg = extra[:5].tolist()
+            parts.append(f"{len(extra)} label(s) match no row of the data (index e.g. {eg})")
+        raise ClusterError(
+            f"{owner}: the clusters' index does not match the data's rows: "
+            f"{' and '.join(parts)}. {hint}"
+        )
+    return clusters.iloc[pos]
+
+
 def fit_options(
     engine: GMMEngine,
     weighting: str,
@@ -283,8 +330,12 @@ def fit_options(
     start_params: Any,
     max_iter: int,
     tol: float,
+    index: pd.Index | None = None,
 ) -> FitOptions:
     """Validate the arguments of ``PrivateGMM.fit`` for ``engine`` into :class:`FitOptions`.
+
+    ``index`` is the row index of the model's pandas data: cluster labels given as a
+    pandas Series / DataFrame are aligned to it (``None``: labels are positional).
 
     Raises
     ------
@@ -292,7 +343,8 @@ def fit_options(
         Unknown ``weighting`` / ``cov_type``, non-bool flags, ``"nonrobust"`` for user
         moments, bad ``max_iter`` / ``tol``.
     ClusterError
-        ``cov_type="clustered"`` without clusters, clusters with another type, bad labels.
+        ``cov_type="clustered"`` without clusters, clusters with another type, bad labels,
+        a Series / DataFrame of labels whose index does not match the data's rows.
     DataMismatchError
         ``initial_weight`` or ``start_params`` of the wrong size.
 
@@ -326,6 +378,7 @@ def fit_options(
             codes = design.cluster_keys(clusters, owner)
         else:
             _refuse_column_names(clusters, engine.n_obs, owner)
+            clusters = _align_labels(clusters, index, owner)
             codes = cluster_codes(clusters, engine.n_obs, owner)
         warn_few_clusters(
             "PrivateGMM",

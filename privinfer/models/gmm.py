@@ -232,6 +232,8 @@ class PrivateGMM:
         self.reference_size = engine.reference_size
         self.start_params = getattr(engine, "start_params", None)
         self._design = getattr(engine, "design", None)
+        # the pandas data's row index: cluster labels given as a Series are aligned to it
+        self._row_index: pd.Index | None = data.index if isinstance(data, pd.DataFrame) else None
 
     # -- constructors ------------------------------------------------------------------
     @classmethod
@@ -601,9 +603,12 @@ class PrivateGMM:
             rhs.append(f"[{' + '.join(cols['endog'])} ~ {' + '.join(cols['z'])}]")
         formula = f"{cols['y'][0]} ~ {' + '.join(rhs)}"
         if logit:
-            return cls.logit(formula, frame, mechanism=mechanism, reference_size=reference_size)
-        build = cls.iv if endog is not None else cls.ols
-        return build(formula, frame, mechanism=mechanism, reference_size=reference_size)
+            model = cls.logit(formula, frame, mechanism=mechanism, reference_size=reference_size)
+        else:
+            build = cls.iv if endog is not None else cls.ols
+            model = build(formula, frame, mechanism=mechanism, reference_size=reference_size)
+        model._row_index = None  # the arrays are positional, and so are cluster labels
+        return model
 
     # -- fit ---------------------------------------------------------------------------
     def fit(
@@ -639,7 +644,10 @@ class PrivateGMM:
         clusters : array-like of shape (n,) or (n, 2), optional
             Public cluster labels, one column per clustering dimension; required with
             ``cov_type="clustered"``. They are recorded in the results, so the
-            multiplier bootstrap draws one multiplier per cluster. On a Dask model: one
+            multiplier bootstrap draws one multiplier per cluster. A pandas Series or
+            DataFrame is matched to the data's rows by index, as pandas aligns (e.g.
+            ``clusters=data["k"]``); arrays, and the labels of a ``from_arrays`` model,
+            are read by position. On a Dask model: one
             or two column names of the data, or a Dask Series / DataFrame of labels
             partitioned like it (reduced by key, never gathered).
         small_g : bool, default=False
@@ -671,7 +679,8 @@ class PrivateGMM:
         SingularDesignError
             A private Gram matrix or :math:`D'AD` is singular (the message names columns).
         ClusterError
-            Bad ``clusters`` (shape, missing labels, fewer than 2 clusters).
+            Bad ``clusters`` (shape, missing labels, fewer than 2 clusters, a Series or
+            DataFrame whose index does not match the data's rows).
         DataMismatchError
             Bad ``initial_weight`` or options.
 
@@ -684,7 +693,7 @@ class PrivateGMM:
         """
         opts = fit_options(
             self._engine, weighting, cov_type, clusters, small_g, center, initial_weight,
-            start_params, max_iter, tol,
+            start_params, max_iter, tol, self._row_index,
         )  # fmt: skip
         rng = check_random_state(random_state)
         return self._results(self._engine.fit(opts, rng), opts)
@@ -746,8 +755,9 @@ class PrivateGMM:
                 f"'clustered'. Got {cov_type!r} instead."
             )
         opts = fit_options(
-            self._engine, "one-step", cov_type, clusters, small_g, False, None, None, 1, 0.5
-        )
+            self._engine, "one-step", cov_type, clusters, small_g, False, None, None, 1, 0.5,
+            self._row_index,
+        )  # fmt: skip
         engine = self._engine
         assert isinstance(engine, LinearEngine)
         return engine.weak_iv(opts, check_random_state(random_state))

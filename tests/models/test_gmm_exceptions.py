@@ -204,3 +204,37 @@ def test_cluster_column_names_on_a_pandas_model_get_a_clear_error():
     for name in ("k", ["k"], ("k", "w")):
         with pytest.raises(ClusterError, match=r"column name.*clusters=data\['k'\]"):
             model.fit(cov_type="clustered", clusters=name)
+
+
+def test_cluster_labels_as_a_pandas_series_are_aligned_by_index():
+    """A Series (or DataFrame, two-way) of labels is matched to the data's rows by index, as
+    pandas does: shuffling it changes nothing; plain arrays stay positional; labels whose
+    index misses a row, or names one the data lack, are a ClusterError."""
+    data = _data(600, seed=6).assign(k=np.arange(600) % 60, h=np.arange(600) % 55)
+    data.index = pd.Index(np.arange(600) * 3 + 7)  # not a RangeIndex
+    model = pi.PrivateGMM.ols("y ~ x + w", data, mechanism=MECH)
+
+    def bse(clusters):
+        return model.fit(cov_type="clustered", clusters=clusters, random_state=0).bse
+
+    in_order = bse(data["k"])
+    shuffled = data["k"].sample(frac=1, random_state=3)
+    pd.testing.assert_series_equal(bse(shuffled), in_order)
+    pd.testing.assert_series_equal(bse(data["k"].to_numpy()), in_order)
+    # an array in another order is positional: different labels per row, other SEs
+    assert not np.allclose(bse(shuffled.to_numpy()), in_order)
+    two = data[["k", "h"]]
+    pd.testing.assert_series_equal(bse(two.sample(frac=1, random_state=4)), bse(two))
+    with pytest.raises(ClusterError, match=r"1 row\(s\) of the data have no label.*\[13\]"):
+        bse(data["k"].drop(13))
+    with pytest.raises(ClusterError, match=r"1 label\(s\) match no row.*\[-1\]"):
+        bse(pd.concat([data["k"], pd.Series([0], index=[-1])]))
+    with pytest.raises(ClusterError, match=r"to_numpy\(\)"):
+        bse(data["k"].reset_index(drop=True))
+    # the anderson_rubin route reads the same labels
+    iv = pi.PrivateGMM.iv("y ~ [x ~ z]", data, mechanism=MECH)
+    ar = [
+        iv.anderson_rubin(cov_type="clustered", clusters=c, random_state=0).ar_test(1.0).stat
+        for c in (data["k"], shuffled)
+    ]
+    assert ar[0] == pytest.approx(ar[1], rel=1e-12)
