@@ -323,8 +323,8 @@ class AlphaIdentity:
         -------
         DataFrame
             A new frame with the published columns (private and public) in their raw
-            order and dtypes, a fresh ``RangeIndex`` and, by default, shuffled rows;
-            categorical private columns carry the public levels.
+            order and dtypes (no ``columns.name``), a fresh ``RangeIndex`` and, by
+            default, shuffled rows; categorical private columns carry the public levels.
             ``attrs["privinfer_mechanism"]`` holds :meth:`to_dict` and
             ``attrs["privinfer_release"]`` the release's description (column roles,
             row order, overrides). The raw frame's ``attrs`` are never copied.
@@ -471,6 +471,7 @@ class AlphaIdentity:
         published = [c for c in data.columns if c in self.private_columns or c in public_cols]
         out = data.loc[:, published].copy()
         out.index = pd.RangeIndex(n)
+        out.columns = out.columns.rename(None)  # the raw frame's columns.name stays behind
         rows = np.flatnonzero(replaced)
         levels = self.reference.categorical_levels()
         for cols, comp in self.reference.parts:

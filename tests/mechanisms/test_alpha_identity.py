@@ -77,6 +77,19 @@ def test_privatize_does_not_modify_input_and_carries_mechanism():
     assert pi.AlphaIdentity.from_released(released) == mech
 
 
+def test_release_carries_no_column_or_index_name_of_the_raw_frame():
+    """The raw frame's ``columns.name`` (and index name) are metadata of the raw file, not
+    of the release: the release has neither, and the raw frame keeps its own."""
+    raw = _raw(100)
+    raw.columns.name = "secret"
+    raw.index.name = "patient_id"
+    for shuffle in (True, False):
+        released = _mech().privatize(raw, public=["y", "d"], shuffle=shuffle, random_state=1)
+        assert released.columns.name is None
+        assert released.index.name is None
+    assert raw.columns.name == "secret" and raw.index.name == "patient_id"
+
+
 def test_random_state_int_is_reproducible_and_none_is_fresh():
     raw = _raw(200)
     mech = _mech()

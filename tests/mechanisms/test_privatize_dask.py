@@ -54,6 +54,14 @@ def test_lazy_declared_columns_and_description():
     assert list(rel["g"].cat.categories) == ["a", "b", "c"]
 
 
+def test_release_carries_no_column_name_of_the_raw_frame():
+    raw, mech = _raw(2000)
+    raw.columns.name = "secret"
+    out = _release(mech, dd.from_pandas(raw, npartitions=4), random_state=1)
+    assert out._meta.columns.name is None
+    assert out.compute().columns.name is None
+
+
 def test_keep_rate_and_reproducibility():
     raw, mech = _raw()
     ddf = dd.from_pandas(raw, npartitions=8)

@@ -32,6 +32,16 @@ def _holder(n=1500, alpha=0.6, seed=0):
     return raw, mech, mech.privatize(raw, public=["y", "region", "flag"], random_state=seed)
 
 
+def test_a_release_file_carries_no_column_name_of_the_raw_frame(tmp_path):
+    raw, mech, _ = _holder(300)
+    raw.columns.name = "secret"
+    released = mech.privatize(raw, public=["y", "region", "flag"], random_state=1)
+    assert released.columns.name is None
+    pi.write_release(released, tmp_path / "release.parquet")
+    assert pi.read_release(tmp_path / "release.parquet").columns.name is None
+    assert b"secret" not in (tmp_path / "release.parquet").read_bytes()
+
+
 def test_release_round_trips_through_a_file(tmp_path):
     _raw, mech, released = _holder()
     path = tmp_path / "release.parquet"
