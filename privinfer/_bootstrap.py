@@ -8,6 +8,8 @@ influence values :math:`\varphi_i` reweighted by mean-zero, unit-variance multip
 
 from __future__ import annotations
 
+import math
+import warnings
 from typing import Literal
 
 import numpy as np
@@ -15,13 +17,68 @@ from tqdm.auto import tqdm
 
 from privinfer._typing import FloatArray, IntArray
 from privinfer.covariance import cluster_sums
+from privinfer.exceptions import FewBootstrapDrawsWarning
 
-__all__ = ["BOOT_METHODS", "BootstrapMethod", "multiplier_t_stats", "romano_wolf"]
+__all__ = [
+    "BOOT_METHODS",
+    "MIN_TAIL_DRAWS",
+    "BootstrapMethod",
+    "multiplier_t_stats",
+    "romano_wolf",
+    "warn_few_draws",
+]
 
 BootstrapMethod = Literal["normal", "bayes", "wild"]
 BOOT_METHODS = ("normal", "bayes", "wild")
 #: Bootstrap draws generated per block (memory: block x units multipliers).
 _BOOT_BLOCK = 100
+#: Fewest draws beyond the 1 - level quantile of a bootstrap quantity (sup-t critical
+#: value, Romano-Wolf p-value) before :class:`FewBootstrapDrawsWarning` fires.
+MIN_TAIL_DRAWS = 10
+
+
+def warn_few_draws(n_boot: int, level: float, what: str, detail: str, *, stacklevel: int) -> None:
+    """Warn when fewer than :data:`MIN_TAIL_DRAWS` of ``n_boot`` draws lie beyond ``1 - level``.
+
+    Parameters
+    ----------
+    n_boot : int
+        Number of bootstrap draws.
+    level : float
+        Tail probability the quantity resolves (``alpha`` of a joint interval).
+    what : str
+        The caller, named in the message.
+    detail : str
+        What the few draws do to the caller's result (a clause of the message).
+    stacklevel : int
+        Passed to :func:`warnings.warn` (point it at the user's line).
+
+    Warns
+    -----
+    FewBootstrapDrawsWarning
+        ``n_boot * level < MIN_TAIL_DRAWS``; the message names the ``n_boot`` needed.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as rec:
+    ...     warnings.simplefilter("always")
+    ...     warn_few_draws(1000, 0.05, "demo", "its quantile is noisy", stacklevel=2)
+    ...     warn_few_draws(100, 0.05, "demo", "its quantile is noisy", stacklevel=2)
+    >>> [str(w.message).split(",")[0] for w in rec]
+    ['demo: 100 bootstrap draws put n_boot x 0.05 = 5 draws beyond the 95% quantile']
+    """
+    tail = n_boot * level
+    if tail >= MIN_TAIL_DRAWS - 1e-9:
+        return
+    needed = math.ceil(MIN_TAIL_DRAWS / level - 1e-9)
+    warnings.warn(
+        f"{what}: {n_boot} bootstrap draws put n_boot x {level:g} = {tail:g} draws beyond the "
+        f"{100 * (1 - level):g}% quantile, fewer than {MIN_TAIL_DRAWS}: {detail}. Rerun "
+        f"results.bootstrap(n_boot=...) with n_boot >= {needed}.",
+        FewBootstrapDrawsWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def _multipliers(method: str, size: tuple[int, int], rng: np.random.Generator) -> FloatArray:

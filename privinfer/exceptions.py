@@ -429,3 +429,20 @@ class FewEffectiveRowsWarning(PrivinferWarning):
 
 
 __all__ += ["FewEffectiveRowsWarning"]
+
+
+class FewBootstrapDrawsWarning(PrivinferWarning):
+    r"""Too few bootstrap draws to resolve the level of a bootstrap quantity.
+
+    Raised by ``conf_int(joint=True)`` and ``p_adjust("romano-wolf")`` when fewer than 10
+    multiplier-bootstrap draws lie beyond the :math:`1 - a` quantile they read, i.e.
+    ``n_boot * a < 10`` (``a`` the ``alpha`` of the joint interval, 0.05 for Romano-Wolf
+    p-values): the sup-t critical value is then the quantile of a handful of draws, and
+    an adjusted p-value is a share of ``n_boot`` draws (0.0 only says it is below
+    ``1 / n_boot``). The message names the ``n_boot`` needed; rerun
+    ``results.bootstrap(n_boot=...)`` with at least that many (the default 1000 resolves
+    0.05 and 0.01).
+    """
+
+
+__all__ += ["FewBootstrapDrawsWarning"]

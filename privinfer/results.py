@@ -28,7 +28,13 @@ from scipy.stats import norm
 from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 
-from privinfer._bootstrap import BOOT_METHODS, BootstrapMethod, multiplier_t_stats, romano_wolf
+from privinfer._bootstrap import (
+    BOOT_METHODS,
+    BootstrapMethod,
+    multiplier_t_stats,
+    romano_wolf,
+    warn_few_draws,
+)
 from privinfer._critical import bias_aware_critical_value
 from privinfer._hypotheses import PostEstimationMixin
 from privinfer._records import (
@@ -218,6 +224,13 @@ class PrivateResults(PostEstimationMixin):
         BootstrapError
             ``joint=True`` on results without bootstrap draws.
 
+        Warns
+        -----
+        FewBootstrapDrawsWarning
+            ``joint=True`` with fewer than 10 draws beyond the 1 - ``alpha`` quantile
+            (``n_boot * alpha < 10``, e.g. ``n_boot < 200`` at 0.05); the message names
+            the ``n_boot`` needed.
+
         Notes
         -----
         When the estimator reported a bias bound :math:`B_j > 0` (regularisation that the
@@ -235,6 +248,13 @@ class PrivateResults(PostEstimationMixin):
             aware = pd.Series(bias_aware_critical_value(t, level), index=self.params.index)
         if joint:
             boot = self._require_bootstrap("conf_int(joint=True)")
+            warn_few_draws(
+                boot.n_boot,
+                level,
+                "conf_int(joint=True)",
+                "the sup-t critical value is the quantile of a handful of draws",
+                stacklevel=2,
+            )
             z = float(np.quantile(np.max(np.abs(boot.t_stats), axis=1), 1 - level))
             # max_j |t_j| >= |t_1| ~ N(0, 1): the sup-t critical value is never below the
             # pointwise one, which a quantile of few draws can fall under
@@ -396,6 +416,12 @@ class PrivateResults(PostEstimationMixin):
         ValueError
             A method statsmodels does not know.
 
+        Warns
+        -----
+        FewBootstrapDrawsWarning
+            Romano-Wolf from fewer than 200 draws (under 10 beyond the 95% quantile): the
+            p-values are shares of ``n_boot`` draws and cannot resolve 0.05.
+
         Examples
         --------
         >>> import numpy as np, pandas as pd
@@ -413,8 +439,16 @@ class PrivateResults(PostEstimationMixin):
         """
         pvals = self.pvalues.to_numpy()
         if isinstance(method, str) and method.lower() in ("romano-wolf", "rw"):
-            boot = np.abs(self._require_bootstrap("p_adjust('romano-wolf')").t_stats)
-            adj = romano_wolf(np.abs(self.tvalues.to_numpy()), boot)
+            draws = self._require_bootstrap("p_adjust('romano-wolf')")
+            warn_few_draws(
+                draws.n_boot,
+                0.05,
+                "p_adjust('romano-wolf')",
+                f"the adjusted p-values are shares of {draws.n_boot} draws (0.0 means below "
+                f"1/{draws.n_boot}) and cannot resolve the 0.05 level",
+                stacklevel=2,
+            )
+            adj = romano_wolf(np.abs(self.tvalues.to_numpy()), np.abs(draws.t_stats))
         else:
             from statsmodels.stats.multitest import multipletests
 

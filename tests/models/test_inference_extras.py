@@ -419,6 +419,38 @@ def test_joint_band_from_few_draws_is_never_narrower_than_pointwise():
     for n_boot, seed in ((2, 0), (5, 0), (3, 7)):
         boot = res.bootstrap("normal", n_boot=n_boot, random_state=seed, progress=False)
         for alpha in (0.05, 0.01):
-            joint, point = boot.conf_int(alpha=alpha, joint=True), boot.conf_int(alpha=alpha)
+            with pytest.warns(pi.exceptions.FewBootstrapDrawsWarning):  # few draws, on purpose
+                joint = boot.conf_int(alpha=alpha, joint=True)
+            point = boot.conf_int(alpha=alpha)
             assert ((joint["upper"] - joint["lower"])
                     >= (point["upper"] - point["lower"]) - 1e-12).all()
+
+
+def test_too_few_bootstrap_draws_for_the_level_warn_and_name_the_draws_needed():
+    """Fewer than 10 draws beyond the 1 - alpha quantile (n_boot * alpha < 10) cannot resolve
+    the level: conf_int(joint=True) and p_adjust("romano-wolf") (at 0.05) warn, at the
+    caller's line, and name the n_boot needed; 2 draws gave a Romano-Wolf p-value of 0.0
+    silently. The default n_boot=1000 does not warn at 0.05 or 0.01."""
+    res = _three_arm_fit()
+    few = res.bootstrap("normal", n_boot=2, random_state=0, progress=False)
+    with pytest.warns(
+        pi.exceptions.FewBootstrapDrawsWarning, match=r"2 bootstrap draws.*n_boot >= 200"
+    ) as rec:
+        few.p_adjust("romano-wolf")
+    assert {w.filename for w in rec} == {__file__}
+    with pytest.warns(pi.exceptions.FewBootstrapDrawsWarning, match=r"n_boot >= 200") as rec:
+        few.conf_int(joint=True)
+    assert {w.filename for w in rec} == {__file__}
+    mid = res.bootstrap("normal", n_boot=500, random_state=0, progress=False)
+    with pytest.warns(pi.exceptions.FewBootstrapDrawsWarning, match=r"99% .*n_boot >= 1000"):
+        mid.conf_int(alpha=0.01, joint=True)
+    default = res.bootstrap("normal", random_state=0, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pi.exceptions.FewBootstrapDrawsWarning)
+        mid.conf_int(joint=True)  # 25 draws beyond the 95% quantile
+        mid.p_adjust("romano-wolf")
+        few.conf_int()  # pointwise intervals and statsmodels' adjustments use no draws
+        few.p_adjust("holm")
+        for alpha in (0.05, 0.01):
+            default.conf_int(alpha=alpha, joint=True)
+        default.p_adjust("romano-wolf")
