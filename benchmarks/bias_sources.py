@@ -17,7 +17,10 @@ fit_crossfit``) as the models call them; they are research probes, not options:
 * ``ridge-max=R``: relative ridges of at most ``R`` on the CV grid (both fits; the noise
   guard still floors them); ``outcome-ridge-max=R`` / ``riesz-ridge-max=R``: the same
   for the outcome (Riesz) fits only;
-* ``largest``: every fit on the largest sieve candidate (the CV chooses the ridge only);
+* ``largest``: every fit on the largest sieve candidate, the one with the most functions
+  its arm's cap allows (the CV chooses the ridge only; before 2026-12-07's second session
+  the probe took the last candidate listed, which is the top level *without* the
+  interaction block whenever that level's "+ interactions" candidate is over the cap);
 * ``split``: ``split_nuisances=True`` (outcome and Riesz fits on separate halves);
 * ``folds=K``: ``n_folds=K``;
 * ``plausible-se=K``: the bias bound's comparison fit may have a CV loss up to ``K``
@@ -36,7 +39,10 @@ fit_crossfit``) as the models call them; they are research probes, not options:
   of its arm's outcome fit (the outcome coefficients cut into ``M`` blocks; ATE and
   POM), so the remainder loses its part along them (:func:`_balance`);
 * ``rows-per-function=R``: the sieve's size cap at ``R`` effective rows per function
-  instead of 10 (``privinfer.models._nuisances._SIEVE_ROWS_PER_BASIS``).
+  instead of 10 (``privinfer.models._nuisances._SIEVE_ROWS_PER_BASIS``);
+* ``bump=L``: the sieve's interaction block also holds the products of two columns'
+  bumps of the same level, up to level ``L`` (``privinfer.nuisance.sieve.BUMP_BY_LINEAR
+  = "bump"`` with ``BUMP_BY_BUMP_LEVEL = L``).
 
 Each fit gets a fresh copy of the replication's fitting stream. ``validate.py`` fits the
 estimands of a replication one after another from one ``SeedSequence``, and a fit spawns
@@ -119,7 +125,7 @@ def _parse(variant: str) -> dict[str, Any]:
         if key in ("guard-outcome", "guard-riesz", "ridge-max", "rows-per-function",
                    "plausible-se", "riesz-loose", "outcome-ridge-max", "riesz-ridge-max"):
             out[key] = float(value)
-        elif key == "balance":
+        elif key in ("balance", "bump"):
             out[key] = int(value)
         elif key == "folds":
             out["n_folds"] = int(value)
@@ -152,10 +158,14 @@ def _install(probe: dict[str, Any]) -> None:
             kw["ridges"] = tuple(r for r in DEFAULT_RIDGE_GRID if r <= own)
         cands = kw.get("candidates")
         if probe.get("largest") and cands is not None:
-            kw["candidates"] = [cands[-1]]
+            # the candidate with the most functions (the last one listed can be a larger
+            # level without the interaction block, when that level's "+ interactions"
+            # candidate is over the cap)
+            top = max(range(len(cands)), key=lambda i: (cands[i].size, i))
+            kw["candidates"] = [cands[top]]
             kw["margins"] = None
             if kw.get("spare") is not None:
-                kw["spare"] = [kw["spare"][-1]]
+                kw["spare"] = [kw["spare"][top]]
         if probe.get("nested-cv"):
             return _nested(fit_crossfit, *args, **kw)
         out = fit_crossfit(*args, **kw)
@@ -204,6 +214,11 @@ def _install(probe: dict[str, Any]) -> None:
         regularize.loosest_plausible = looser
     if "rows-per-function" in probe:
         nuisances._SIEVE_ROWS_PER_BASIS = probe["rows-per-function"]
+    if "bump" in probe:
+        from privinfer.nuisance import sieve
+
+        sieve.BUMP_BY_LINEAR = "bump"
+        sieve.BUMP_BY_BUMP_LEVEL = probe["bump"]
 
 
 def _balance(fits: Any, m: int, split: bool = False) -> Any:
