@@ -42,7 +42,9 @@ fit_crossfit``) as the models call them; they are research probes, not options:
   instead of 10 (``privinfer.models._nuisances._SIEVE_ROWS_PER_BASIS``);
 * ``bump=L``: the sieve's interaction block also holds the products of two columns'
   bumps of the same level, up to level ``L`` (``privinfer.nuisance.sieve.BUMP_BY_LINEAR
-  = "bump"`` with ``BUMP_BY_BUMP_LEVEL = L``).
+  = "bump"`` with ``BUMP_BY_BUMP_LEVEL = L``);
+* ``triples=K``: the interaction block also holds products of three columns
+  (``privinfer.nuisance.sieve.TRIPLES = K``, ``linear`` or ``bump``).
 
 Each fit gets a fresh copy of the replication's fitting stream. ``validate.py`` fits the
 estimands of a replication one after another from one ``SeedSequence``, and a fit spawns
@@ -129,6 +131,8 @@ def _parse(variant: str) -> dict[str, Any]:
             out[key] = int(value)
         elif key == "folds":
             out["n_folds"] = int(value)
+        elif key == "triples":
+            out[key] = value
         elif key in ("largest", "split", "nested-cv", "influence"):
             out[key] = True
         else:
@@ -219,6 +223,10 @@ def _install(probe: dict[str, Any]) -> None:
 
         sieve.BUMP_BY_LINEAR = "bump"
         sieve.BUMP_BY_BUMP_LEVEL = probe["bump"]
+    if "triples" in probe:
+        from privinfer.nuisance import sieve
+
+        sieve.TRIPLES = probe["triples"]
 
 
 def _balance(fits: Any, m: int, split: bool = False) -> Any:

@@ -176,6 +176,9 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     chosen_bumps = {"off": False, "lin": True, "poly": "poly", "bump": "bump"}.get(
         task.get("bump_by_linear"))
     sieve.BUMP_BY_LINEAR = bump_by_linear if chosen_bumps is None else chosen_bumps
+    triples = sieve.TRIPLES  # --triples
+    if task.get("triples"):
+        sieve.TRIPLES = task["triples"]
     guard_directions = regularize.GUARD_DIRECTIONS  # --guard-directions
     regularize.GUARD_DIRECTIONS = bool(task.get("guard_directions", False))
     directions_cv = regularize.GUARD_DIRECTIONS_CV  # --guard-directions fits
@@ -219,6 +222,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         regularize.GUARD_WEIGHTS = guard_weights
         regularize.COMPARE_NEXT = compare_next
         sieve.BUMP_BY_LINEAR = bump_by_linear
+        sieve.TRIPLES = triples
         regularize.NOISE_GUARD = noise_guard
         regularize.GUARD_DIRECTIONS = guard_directions
         regularize.GUARD_DIRECTIONS_CV = directions_cv
@@ -347,6 +351,7 @@ def make_tasks(
     studentize: str | None = None,
     compare_next: bool = False,
     bump_by_linear: str | None = None,
+    triples: str | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -395,6 +400,7 @@ def make_tasks(
                             "studentize": studentize,
                             "compare_next": compare_next,
                             "bump_by_linear": bump_by_linear,
+                            "triples": triples,
                         }
                     )
     return tasks
@@ -874,6 +880,14 @@ def main(argv: list[str] | None = None) -> None:
         "'bump': lines and the other columns' bumps of the same level, up to level 5; "
         "'off': the polynomial tensor block alone; privinfer.nuisance.sieve.BUMP_BY_LINEAR)",
     )
+    parser.add_argument(
+        "--triples",
+        default=None,
+        choices=["linear", "bump"],
+        help="a research setting: products of three columns in the sieve's interactions "
+        "('linear': three linear terms; 'bump': also a bump times two linear terms; "
+        "privinfer.nuisance.sieve.TRIPLES; default off)",
+    )
     parser.add_argument("--render", default=None, help="re-render tables from a summary CSV")
     parser.add_argument(
         "--pool",
@@ -941,6 +955,7 @@ def main(argv: list[str] | None = None) -> None:
             studentize={"on": True, "record": "record"}.get(args.studentize),
             compare_next=args.compare_next,
             bump_by_linear=args.bump_by_linear,
+            triples=args.triples,
         )
         t0 = time.perf_counter()
         try:

@@ -99,6 +99,17 @@ _POLY_KINDS = frozenset({"lin", "sq", "cube"})
 BUMP_BY_LINEAR: bool | str = True
 #: Highest level of the bumps multiplied together under ``BUMP_BY_LINEAR = "bump"``.
 BUMP_BY_BUMP_LEVEL = 5
+#: Research switch (default ``False``): the interaction block also holds products of
+#: three columns. ``"linear"``: the products of three different columns' linear terms
+#: (a factor's tail contrasts among them), entering the "+ interactions" candidates at
+#: level 2; ``"bump"``: those, and the products of every bump of a continuous column with
+#: the linear terms of two other columns, from the bump's level on. The pairwise block
+#: cannot draw structure of order three or more (a step in the sum of several binary
+#: items; a public group times two private steps: the eighteenth round of held-out
+#: designs, validation page of the user guide). A function of several private columns
+#: times a public factor is still one public and one private factor, so the inversion
+#: stays separable. Measured with ``benchmarks/bias_sources.py --variants triples=...``.
+TRIPLES: bool | str = False
 #: Quantile probabilities of the knots added at levels 4 to 8 (dyadic).
 _KNOT_PROBS = {
     4: (0.5,),
@@ -283,6 +294,33 @@ def deconvolved_moments(
     if not np.isfinite(var) or var <= 1e-12 * max(m2r - m1r**2, 1e-300):
         return m1r, float(np.sqrt(max(m2r - m1r**2, 0.0))) or 1.0
     return m1, float(np.sqrt(var))
+
+
+def _triples(
+    units: list[tuple[int, int]],
+    atoms: list[tuple[int, str, float, float]],
+    groups: tuple[int, ...] | list[int],
+    kind: bool | str,
+) -> list[tuple[int, ...]]:
+    """Atom triples of :data:`TRIPLES`.
+
+    Three columns' linear units, and with ``"bump"`` every bump times two other columns'
+    linear units (no two factors from one column).
+    """
+    out = [
+        (a, b, c)
+        for (ga, a), (gb, b), (gc, c) in itertools.combinations(units, 3)
+        if len({ga, gb, gc}) == 3
+    ]
+    if kind == "bump":
+        bumps = [(a, at[0]) for a, at in enumerate(atoms) if at[1] == "bump"]
+        for a, ca in bumps:
+            out += [
+                (a, b, c)
+                for (gb, b), (gc, c) in itertools.combinations(units, 2)
+                if len({groups[ca], gb, gc}) == 3
+            ]
+    return out
 
 
 def _categorical_groups(groups: tuple[int, ...], binary: np.ndarray) -> dict[int, list[int]]:
@@ -688,6 +726,12 @@ class SieveBasis:
                 swap = atoms[a][1] == "tail" and atoms[b][1] != "tail"
                 first, second = (fb, fa) if swap else (fa, fb)
                 fnames.append(f"{fnames[first]}*{fnames[second]}")
+            if TRIPLES:
+                for atom_triple in _triples(units, atoms, groups, TRIPLES):
+                    fs = [single[x] for x in atom_triple]
+                    functions.append(atom_triple)
+                    level.append(-max(2, *(level[f] for f in fs)))
+                    fnames.append("*".join(fnames[f] for f in fs))
         return cls(
             k_priv, tuple(maps), tuple(atoms), tuple(functions), tuple(level),
             tuple(fnames), max_level, None, tuple(tails), head,
@@ -764,12 +808,16 @@ class SieveBasis:
         T, row_of = self._atom_values(u, private)
         k = self.n_private
         ones = T.shape[0] - 1
-        idx = np.full((self.n_basis, 2), ones, dtype=np.int64)
+        width = max(2, max(len(f) for f in self.functions))  # 3 with TRIPLES only
+        idx = np.full((self.n_basis, width), ones, dtype=np.int64)
         for j, f in enumerate(self.functions):
             mine = [row_of[a] for a in f if (self.atoms[a][0] < k) == private]
             idx[j, : len(mine)] = mine
         # rows of the row-contiguous atom array; the transpose is a column-major (n, J) view
-        return (T[idx[:, 0]] * T[idx[:, 1]]).T
+        out = T[idx[:, 0]] * T[idx[:, 1]]
+        for m in range(2, width):
+            out *= T[idx[:, m]]
+        return out.T
 
     def split(
         self, private: FloatArray, public: FloatArray | None
@@ -848,6 +896,8 @@ class SieveBasis:
                 out[i] = entry(f[0])
             elif len(f) == 2:
                 out[i] = -max(entry(f[0]), entry(f[1]))
+            elif len(f) > 2:  # products of three columns (TRIPLES) enter at level 2 or later
+                out[i] = -max(2, *(entry(a) for a in f))
         return out
 
     def restrict(self, keep: IntArray, max_size: int | None = None) -> SieveBasis:

@@ -342,6 +342,55 @@ def test_bump_by_linear_interactions_span_a_curve_times_a_line(monkeypatch):
         assert cands[name].size == plain_cands[name].size
 
 
+def test_triples_span_a_public_group_times_two_private_curves(monkeypatch):
+    # TRIPLES (a research switch, off by default): "bump" adds every bump of one private
+    # column times the linear terms of another private column and a public one, so
+    # w * g(v1) * v2 (g: x1's line and bumps) is fitted exactly at level 5 + interactions,
+    # while the pairwise block cannot; each product splits into one public and one
+    # private factor (the separable form the inversion needs), and the default basis is
+    # unchanged
+    import privinfer.nuisance.sieve as sieve
+
+    rng = np.random.default_rng(6)
+    n = 4000
+    u = rng.uniform(-1, 1, (n, 2))
+    w = (rng.random((n, 1)) < 0.4).astype(float)
+
+    def build():
+        return SieveBasis.build(u, np.full(n, 1 / n), u, w, 1.0, (0, 1), (2,),
+                                ("x1", "x2", "w"), max_level=5)  # fmt: skip
+
+    default = build()
+    monkeypatch.setattr(sieve, "TRIPLES", "bump")
+    rich = build()
+    assert rich.functions[: default.n_basis] == default.functions
+    triples = [i for i, f in enumerate(rich.functions) if len(f) == 3]
+    assert triples and all(rich.level[i] <= -2 for i in triples)
+    A, P = rich.split(u, w)
+    v = np.column_stack([np.interp(u[:, j], *rich.maps[j]) for j in range(2)])
+    # a curve in x1: a random combination of its line and its bumps up to level 5
+    x1_only = [i for i, f in enumerate(rich.functions) if len(f) == 1
+               and rich.atoms[f[0]][0] == 0 and rich.atoms[f[0]][1] in ("lin", "bump")]
+    g = P[:, x1_only] @ np.random.default_rng(7).normal(size=len(x1_only))
+    target = w[:, 0] * g * v[:, 1]
+
+    def residual(b, name):
+        Ab, Pb = b.split(u, w)
+        idx = dict(b.candidates())[name]
+        X = (Pb if Ab is None else Ab * Pb)[:, idx]
+        coef, *_ = np.linalg.lstsq(X, target, rcond=None)
+        return float(np.std(target - X @ coef) / np.std(target))
+
+    assert residual(rich, "level 5 + interactions") < 1e-10
+    assert residual(default, "level 5 + interactions") > 0.1
+    # a triple's public factor is w (times ones), its private factor the two curves
+    i = next(i for i in triples if any(rich.atoms[a][0] == 2 for a in rich.functions[i]))
+    priv = [a for a in rich.functions[i] if rich.atoms[a][0] < 2]
+    assert np.allclose(A[:, i], w[:, 0])  # a 0/1 column enters as it is
+    solo = {f[0]: j for j, f in enumerate(rich.functions) if len(f) == 1}
+    assert np.allclose(P[:, i], P[:, solo[priv[0]]] * P[:, solo[priv[1]]])
+
+
 def test_public_lead_adds_candidates_richer_in_the_public_column():
     rng = np.random.default_rng(1)
     w = rng.normal(size=(500, 1))
