@@ -218,14 +218,12 @@ def _install(probe: dict[str, Any]) -> None:
         regularize.loosest_plausible = looser
     if "rows-per-function" in probe:
         nuisances._SIEVE_ROWS_PER_BASIS = probe["rows-per-function"]
-    if "bump" in probe:
-        from privinfer.nuisance import sieve
+    from privinfer.nuisance import sieve
 
+    if "bump" in probe:
         sieve.BUMP_BY_LINEAR = "bump"
         sieve.BUMP_BY_BUMP_LEVEL = probe["bump"]
     if "triples" in probe:
-        from privinfer.nuisance import sieve
-
         sieve.TRIPLES = probe["triples"]
 
 

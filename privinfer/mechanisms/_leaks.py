@@ -157,9 +157,11 @@ def find_leaks(
                 for v in column_views:
                     if (c,) in found:
                         break
-                    ok, v_ok, t_ok = _finite_rows(v[sub], targets)
+                    ok = _finite_rows(v[sub])
+                    t_ok = [] if ok is None else _restrict(targets, ok)
                     if not t_ok:
                         continue
+                    v_ok = v[sub][ok]
                     rel = _monotone(v_ok, t_ok, threshold) or _poly_single(v_ok, t_ok, threshold)
                     if rel:
                         found[(c,)] = rel
@@ -212,8 +214,8 @@ def _joint_leaks(
     for name, v in numeric.items():
         if name in taken:
             continue
-        ok = np.isfinite(v[sub])
-        if ok.sum() < MIN_ROWS or np.ptp(v[sub][ok]) == 0:
+        ok = _finite_rows(v[sub])
+        if ok is None:
             continue
         target = [_standardise(v[sub][ok])]
         feats_ok = {c: _restrict(f, ok) for c, f in feats.items()}
@@ -308,7 +310,8 @@ def _public_numeric(series: pd.Series) -> list[np.ndarray]:
         z = series.to_numpy(dtype=complex)
         views = [z.real.copy(), z.imag.copy()]
     elif pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
-        views = [series.to_numpy(dtype=float, na_value=np.nan)]
+        values = _numeric(series)
+        views = [] if values is None else [values]
     elif isinstance(dtype, pd.DatetimeTZDtype | pd.PeriodDtype) or (
         pd.api.types.is_datetime64_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype)
     ):
@@ -351,17 +354,16 @@ def _restrict(targets: list[np.ndarray], ok: np.ndarray) -> list[np.ndarray]:
     return out
 
 
-def _finite_rows(
-    v: np.ndarray, targets: list[np.ndarray]
-) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
-    """Rows where ``v`` is finite, ``v`` on them and the targets restricted to them.
+def _finite_rows(v: np.ndarray) -> np.ndarray | None:
+    """Rows where ``v`` is finite.
 
-    The targets come back empty when fewer than :data:`MIN_ROWS` rows are finite.
+    ``None`` when fewer than :data:`MIN_ROWS` are or ``v`` is constant on them (nothing
+    to check).
     """
     ok = np.isfinite(v)
     if ok.sum() < MIN_ROWS or np.ptp(v[ok]) == 0:
-        return ok, v[ok], []
-    return ok, v[ok], _restrict(targets, ok)
+        return None
+    return ok
 
 
 def _functional(
