@@ -44,7 +44,10 @@ fit_crossfit``) as the models call them; they are research probes, not options:
   bumps of the same level, up to level ``L`` (``privinfer.nuisance.sieve.BUMP_BY_LINEAR
   = "bump"`` with ``BUMP_BY_BUMP_LEVEL = L``);
 * ``triples=K``: the interaction block also holds products of three columns
-  (``privinfer.nuisance.sieve.TRIPLES = K``, ``linear`` or ``bump``).
+  (``privinfer.nuisance.sieve.TRIPLES = K``, ``linear`` or ``bump``);
+* ``index=L``: single-index atoms up to ladder level ``L`` (``P_2``, ``P_3`` and bumps
+  of linear indices of the private columns fitted on the release:
+  ``privinfer.nuisance.sieve.INDEX_ATOMS = True`` with ``INDEX_TOP = L``).
 
 Each fit gets a fresh copy of the replication's fitting stream. ``validate.py`` fits the
 estimands of a replication one after another from one ``SeedSequence``, and a fit spawns
@@ -127,7 +130,7 @@ def _parse(variant: str) -> dict[str, Any]:
         if key in ("guard-outcome", "guard-riesz", "ridge-max", "rows-per-function",
                    "plausible-se", "riesz-loose", "outcome-ridge-max", "riesz-ridge-max"):
             out[key] = float(value)
-        elif key in ("balance", "bump"):
+        elif key in ("balance", "bump", "index"):
             out[key] = int(value)
         elif key == "folds":
             out["n_folds"] = int(value)
@@ -225,6 +228,9 @@ def _install(probe: dict[str, Any]) -> None:
         sieve.BUMP_BY_BUMP_LEVEL = probe["bump"]
     if "triples" in probe:
         sieve.TRIPLES = probe["triples"]
+    if "index" in probe:
+        sieve.INDEX_ATOMS = True
+        sieve.INDEX_TOP = probe["index"]
 
 
 def _balance(fits: Any, m: int, split: bool = False) -> Any:

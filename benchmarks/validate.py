@@ -179,6 +179,9 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     triples = sieve.TRIPLES  # --triples
     if task.get("triples"):
         sieve.TRIPLES = task["triples"]
+    index_atoms, index_top = sieve.INDEX_ATOMS, sieve.INDEX_TOP  # --index-atoms
+    if task.get("index_atoms"):
+        sieve.INDEX_ATOMS, sieve.INDEX_TOP = True, int(task["index_atoms"])
     guard_directions = regularize.GUARD_DIRECTIONS  # --guard-directions
     regularize.GUARD_DIRECTIONS = bool(task.get("guard_directions", False))
     directions_cv = regularize.GUARD_DIRECTIONS_CV  # --guard-directions fits
@@ -223,6 +226,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         regularize.COMPARE_NEXT = compare_next
         sieve.BUMP_BY_LINEAR = bump_by_linear
         sieve.TRIPLES = triples
+        sieve.INDEX_ATOMS, sieve.INDEX_TOP = index_atoms, index_top
         regularize.NOISE_GUARD = noise_guard
         regularize.GUARD_DIRECTIONS = guard_directions
         regularize.GUARD_DIRECTIONS_CV = directions_cv
@@ -352,6 +356,7 @@ def make_tasks(
     compare_next: bool = False,
     bump_by_linear: str | None = None,
     triples: str | None = None,
+    index_atoms: int | None = None,
 ) -> list[dict[str, Any]]:
     """Split every cell into chunks of replications (largest n first, for load balance).
 
@@ -401,6 +406,7 @@ def make_tasks(
                             "compare_next": compare_next,
                             "bump_by_linear": bump_by_linear,
                             "triples": triples,
+                            "index_atoms": index_atoms,
                         }
                     )
     return tasks
@@ -888,6 +894,15 @@ def main(argv: list[str] | None = None) -> None:
         "('linear': three linear terms; 'bump': also a bump times two linear terms; "
         "privinfer.nuisance.sieve.TRIPLES; default off)",
     )
+    parser.add_argument(
+        "--index-atoms",
+        type=int,
+        default=None,
+        metavar="L",
+        help="a research setting: single-index atoms up to ladder level L (P2, P3 and "
+        "bumps of linear indices of the private columns fitted on the release; "
+        "privinfer.nuisance.sieve.INDEX_ATOMS; default off)",
+    )
     parser.add_argument("--render", default=None, help="re-render tables from a summary CSV")
     parser.add_argument(
         "--pool",
@@ -956,6 +971,7 @@ def main(argv: list[str] | None = None) -> None:
             compare_next=args.compare_next,
             bump_by_linear=args.bump_by_linear,
             triples=args.triples,
+            index_atoms=args.index_atoms,
         )
         t0 = time.perf_counter()
         try:

@@ -27,6 +27,7 @@ import numpy as np
 from scipy.special import expit
 
 import privinfer.nuisance.regularize as regularize
+import privinfer.nuisance.sieve as sieve_module
 from privinfer._typing import FloatArray, IntArray
 from privinfer.exceptions import DataMismatchError
 from privinfer.inversion import (
@@ -253,6 +254,7 @@ def sieve_basis(inputs: TreatmentData, reference: ReferenceDesign, alpha: float)
     spec = inputs.spec
     caps, odds_cap = arm_caps(inputs, alpha)
     max_size = max(*caps, odds_cap)
+    indices = index_coefficients(inputs, reference, alpha) if sieve_module.INDEX_ATOMS else ()
     full = SieveBasis.build(
         reference.U,
         reference.weights,
@@ -265,9 +267,78 @@ def sieve_basis(inputs: TreatmentData, reference: ReferenceDesign, alpha: float)
         tensor=_SIEVE_TENSOR,
         tail_tensor=_TAIL_TENSOR,
         public_head_start=public_head_start(alpha) if _PUBLIC_HEAD_START else 0,
+        index_coefs=indices,
     )
     keep = np.unique(np.concatenate([idx for _, idx in full.candidates(max_size)]))
     return full.restrict(keep, max_size)
+
+
+def index_coefficients(
+    inputs: TreatmentData, reference: ReferenceDesign, alpha: float
+) -> list[FloatArray]:
+    r"""Private parts of linear indices fitted on the release, for the single-index atoms.
+
+    (:data:`privinfer.nuisance.sieve.INDEX_ATOMS`.)
+    The least-squares fits of each treatment level's indicator (all levels but the
+    first) and of each arm's outcome on :math:`(1, x_{\mathrm{priv}}, x_{\mathrm{pub}})`,
+    with the moments of the private columns deconvolved: the alpha-identity replaces the
+    private columns by a reference draw independent of everything else, so
+    :math:`E[xx'] = \{E[\tilde x\tilde x'] - (1-\alpha)E_{\bar Q}[xx']\}/\alpha` and
+    :math:`E[xv] = \{E[\tilde xv] - (1-\alpha)E_{\bar Q}[x]E[v]\}/\alpha` for any
+    public or outcome column :math:`v`. The deconvolved Gram matrix is made positive
+    definite by flooring its eigenvalues at :math:`10^{-6}` of the largest. Returns the
+    coefficients of the private columns, one array per index; none with fewer than two
+    private columns or groups (an index of one column is that column), and an index
+    within 0.99 (cosine on the standardised scale) of an earlier one is dropped.
+    """
+    spec = inputs.spec
+    X, Z = inputs.U_priv, inputs.U_pub
+    k = X.shape[1]
+    if k < 2 or len(set(spec.private_groups)) < 2:
+        return []
+    R, wr = np.asarray(reference.U, dtype=float), np.asarray(reference.weights, dtype=float)
+    m_ref, S_ref = wr @ R, (R * wr[:, None]).T @ R
+    d = np.asarray(inputs.d)
+    targets: list[tuple[np.ndarray, FloatArray]] = []
+    all_rows = np.ones(d.shape[0], dtype=bool)
+    for lev in np.unique(d)[1:]:
+        targets.append((all_rows, (d == lev).astype(float)))
+    for lev in np.unique(d):
+        rows = d == lev
+        targets.append((rows, np.asarray(inputs.y, dtype=float)[rows]))
+    sd = np.sqrt(np.maximum(np.diag(S_ref) - m_ref**2, 1e-12))
+    out: list[FloatArray] = []
+    kept: list[FloatArray] = []
+    for rows, v in targets:
+        Xs, Zs = X[rows], Z[rows]
+        n_s = Xs.shape[0]
+        if n_s < 2 * (1 + k + Z.shape[1]):
+            continue
+        mx = (Xs.mean(axis=0) - (1 - alpha) * m_ref) / alpha
+        mz = Zs.mean(axis=0)
+        Sxx = (Xs.T @ Xs / n_s - (1 - alpha) * S_ref) / alpha
+        Sxz = (Xs.T @ Zs / n_s - (1 - alpha) * np.outer(m_ref, mz)) / alpha
+        Szz = Zs.T @ Zs / n_s
+        G = np.block([
+            [np.ones((1, 1)), mx[None, :], mz[None, :]],
+            [mx[:, None], Sxx, Sxz],
+            [mz[:, None], Sxz.T, Szz],
+        ])
+        c = np.r_[v.mean(), (Xs.T @ v / n_s - (1 - alpha) * m_ref * v.mean()) / alpha,
+                  Zs.T @ v / n_s]
+        lam, vec = np.linalg.eigh(0.5 * (G + G.T))
+        lam = np.maximum(lam, 1e-6 * max(float(lam.max()), 1e-300))
+        b = (vec @ ((vec.T @ c) / lam))[1 : 1 + k]
+        bs = b * sd
+        norm = float(np.linalg.norm(bs))
+        if not np.isfinite(norm) or norm == 0.0:
+            continue
+        bs = bs / norm
+        if any(abs(float(bs @ q)) > 0.99 for q in kept):
+            continue
+        kept.append(bs)
+        out.append(b)
+    return out
 
 
 def public_head_start(alpha: float) -> int:

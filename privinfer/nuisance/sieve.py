@@ -52,6 +52,7 @@ public and a private factor, as the separable inversion engine requires.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,6 +111,20 @@ BUMP_BY_BUMP_LEVEL = 5
 #: times a public factor is still one public and one private factor, so the inversion
 #: stays separable. Measured with ``benchmarks/bias_sources.py --variants triples=...``.
 TRIPLES: bool | str = False
+#: Research switch (default ``False``): single-index atoms. The models pass the private
+#: parts of linear indices fitted on the release (the deconvolved least-squares fits of
+#: the treatment and of each arm's outcome on the linear terms,
+#: :func:`privinfer.models._nuisances.index_coefficients`); each index
+#: :math:`t = x_{\mathrm{priv}}'b` is mapped through its deconvolved CDF like a column
+#: and gets the ladder's :math:`P_2, P_3` and bumps up to level :data:`INDEX_TOP` (no
+#: linear term: that is in the span of the columns' linear terms). A step or curve in a
+#: weighted sum of several private columns (a score of binary items, a logistic index of
+#: many covariates) is a function of all of them at once, which additive terms and
+#: products of two or three columns draw poorly. A function of the private columns alone,
+#: so the inversion stays separable.
+INDEX_ATOMS: bool = False
+#: Highest ladder level of the single-index atoms (:data:`INDEX_ATOMS`).
+INDEX_TOP = 6
 #: Quantile probabilities of the knots added at levels 4 to 8 (dyadic).
 _KNOT_PROBS = {
     4: (0.5,),
@@ -313,7 +328,7 @@ def _triples(
         if len({ga, gb, gc}) == 3
     ]
     if kind == "bump":
-        bumps = [(a, at[0]) for a, at in enumerate(atoms) if at[1] == "bump"]
+        bumps = [(a, at[0]) for a, at in enumerate(atoms) if at[1] == "bump" and at[0] >= 0]
         for a, ca in bumps:
             out += [
                 (a, b, c)
@@ -532,6 +547,9 @@ class SieveBasis:
     #: levels by which the public columns lead in the second variant of every candidate
     #: (``build``'s ``public_head_start``; 0: no variant)
     public_head: int = 0
+    #: single indices of the private columns (:data:`INDEX_ATOMS`): ``(coefficients,
+    #: map)``; an atom on index ``m`` has column ``-1 - m``
+    indices: tuple[tuple[FloatArray, tuple[FloatArray, FloatArray]], ...] = ()
 
     @classmethod
     def build(
@@ -550,6 +568,7 @@ class SieveBasis:
         tensor: bool = True,
         public_head_start: int = 0,
         tail_tensor: bool = True,
+        index_coefs: Sequence[FloatArray] = (),
     ) -> SieveBasis:
         r"""Build the ladder up to ``max_level`` from public information and the release.
 
@@ -596,6 +615,10 @@ class SieveBasis:
             that differ by sector are then in the candidates. Without them, a design with
             sector-specific curves in a private covariate kept a bias of 0.4-0.6 SE at
             ``alpha = 1`` (held-out ``group_curves`` of the validation suite).
+        index_coefs : sequence of ndarray of shape (K_private,), default=()
+            Coefficients of single indices :math:`t = x_{\mathrm{priv}}'b` of the private
+            columns; each gets the ladder's :math:`P_2`, :math:`P_3` and bumps up to level
+            :data:`INDEX_TOP` on its deconvolved CDF scale (:data:`INDEX_ATOMS`).
 
         Raises
         ------
@@ -690,6 +713,20 @@ class SieveBasis:
                 else:
                     for kn in knots[lv]:
                         add(j, "bump", float(kn), lv)
+        indices = []
+        for m, b in enumerate(index_coefs):
+            b = np.asarray(b, dtype=float)
+            t_ref, t_rel = private_ref @ b, private_released @ b
+            indices.append((b, _cdf_map(t_rel, t_ref if alpha < 1 else t_ref[:1], rw, alpha)))
+            for lv in range(2, min(max_level, INDEX_TOP) + 1):
+                kinds = ("sq",) if lv == 2 else ("cube",) if lv == 3 else ("bump",) * len(knots[lv])
+                centres = (0.0,) if lv < 4 else knots[lv]
+                for kind, kn in zip(kinds, centres, strict=True):
+                    atoms.append((-1 - m, kind, float(kn), 2.0 ** -(lv - 3)))
+                    functions.append((len(atoms) - 1,))
+                    level.append(lv)
+                    fnames.append({"sq": f"P2(index{m + 1})", "cube": f"P3(index{m + 1})"}.get(
+                        kind, f"B(index{m + 1}; {kn:+.3g})"))
         if interactions:
             single = {f[0]: i for i, f in enumerate(functions) if len(f) == 1}
             pairs = [(a, b) for (ga, a), (gb, b) in itertools.combinations(units, 2) if ga != gb]
@@ -697,7 +734,7 @@ class SieveBasis:
                 # the polynomial tensor block: every product of two columns' Legendre
                 # atoms (degree 1-3 each), entering with the higher degree of the two
                 kinds = _POLY_KINDS | {"tail"} if tail_tensor else _POLY_KINDS
-                poly = [(a, at[0]) for a, at in enumerate(atoms) if at[1] in kinds]
+                poly = [(a, at[0]) for a, at in enumerate(atoms) if at[1] in kinds and at[0] >= 0]
                 linear = set(pairs)
                 pairs += [
                     (a, b)
@@ -706,8 +743,8 @@ class SieveBasis:
                 ]
             if BUMP_BY_LINEAR:
                 by = {"lin"} if BUMP_BY_LINEAR != "poly" else _POLY_KINDS
-                others = [(a, at[0]) for a, at in enumerate(atoms) if at[1] in by]
-                bumps = [(a, at[0]) for a, at in enumerate(atoms) if at[1] == "bump"]
+                others = [(a, at[0]) for a, at in enumerate(atoms) if at[1] in by and at[0] >= 0]
+                bumps = [(a, at[0]) for a, at in enumerate(atoms) if at[1] == "bump" and at[0] >= 0]
                 pairs += [(a, b) for a, ca in bumps for b, cb in others if groups[ca] != groups[cb]]
                 if BUMP_BY_LINEAR == "bump":
                     lv_of = {f[0]: level[i] for i, f in enumerate(functions) if len(f) == 1}
@@ -734,7 +771,7 @@ class SieveBasis:
                     fnames.append("*".join(fnames[f] for f in fs))
         return cls(
             k_priv, tuple(maps), tuple(atoms), tuple(functions), tuple(level),
-            tuple(fnames), max_level, None, tuple(tails), head,
+            tuple(fnames), max_level, None, tuple(tails), head, tuple(indices),
         )  # fmt: skip
 
     # -- interface shared with PolynomialBasis / BSplineBasis ----------------------------
@@ -787,8 +824,12 @@ class SieveBasis:
                 continue
             by_col.setdefault(self.atoms[a][0], []).append(a)
         for col, atoms in by_col.items():
-            mp = self.maps[col]
-            x = u[:, col - off]
+            if col < 0:  # a single index of the private columns (INDEX_ATOMS)
+                coefs, mp = self.indices[-1 - col]
+                x = u @ coefs
+            else:
+                mp = self.maps[col]
+                x = u[:, col - off]
             v = x if mp is None else np.interp(x, mp[0], mp[1])
             raw = mp is None or _is_indicator_map(mp)
             bumps: dict[float, list[int]] = {}
@@ -911,5 +952,5 @@ class SieveBasis:
             self.n_private, self.maps, self.atoms,
             tuple(self.functions[i] for i in keep), tuple(lv),
             tuple(self.names[i] for i in keep), max(max(lv), 1), max_size, self.tails,
-            self.public_head,
+            self.public_head, self.indices,
         )  # fmt: skip
