@@ -36,6 +36,7 @@ __all__ = [
     "ProblemSizeError",
     "ReferenceAccuracyWarning",
     "RegularizationBiasWarning",
+    "RowOrderError",
     "SeedReleaseWarning",
     "SingularDesignError",
     "TransportConvergenceError",
@@ -237,6 +238,18 @@ class DerivedColumnError(PrivinferError, ValueError):
     a monotone transform of it) or with R^2 >= 0.99 (a linear or low-degree polynomial
     relation). The message names the columns and the relation; ``allow_derived=`` is the
     explicit override, and it is recorded in the release's description.
+    """
+
+
+class RowOrderError(PrivinferError, ValueError):
+    """The row order or the index of data to be released would reveal private values.
+
+    The one-bit mechanisms (``PrivateMean``, ``BinaryMechanism``, ``PMLTest``) protect the
+    released bit only. ``privatize`` returns the bits in the order of its input, so it
+    refuses input whose order is related to the private values (a file sorted or grouped
+    by them) and a Series whose index is not the default ``RangeIndex`` (an index such as
+    an identifier sorted by the private value would travel with the bits). ``release``
+    shuffles the rows instead and publishes a fresh ``RangeIndex``.
     """
 
 

@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import gammaln
 
-__all__ = ["Leak", "find_leaks", "format_leaks"]
+__all__ = ["Leak", "find_leaks", "format_leaks", "order_leak"]
 
 #: Threshold on R^2 (adjusted) and on |Spearman rho|.
 R2_THRESHOLD = 0.99
@@ -256,6 +256,82 @@ def format_leaks(leaks: Sequence[Leak]) -> str:
         f"  {', '.join(repr(c) for c in leak.public)} -> {leak.private!r}: {leak.relation}"
         for leak in leaks
     )
+
+
+def order_leak(x: pd.Series, *, threshold: float = R2_THRESHOLD) -> str | None:
+    r"""How the row order of a private column reveals its values, if it visibly does.
+
+    A release that keeps the rows in their raw order publishes the position of every
+    record; in a file sorted or grouped by the private value the position alone tells the
+    value's rank or which records share a value, whatever the mechanism does to the
+    value itself. Three orders are flagged:
+
+    * **sorted**: the values never decrease (or never increase) down the rows. Under a
+      random order this has probability :math:`2\prod_v n_v!/n!` (``n_v`` the count of
+      value ``v``); it is flagged when that is below :math:`e^{-20}`;
+    * **grouped**: the rows sharing a value are contiguous, in any order of the values,
+      probability :math:`K!\prod_v n_v!/n!` for ``K`` distinct values, same rule;
+    * **nearly sorted**: :math:`|\rho_S| \ge` ``threshold`` between the row position
+      and the value (numeric columns of at least :data:`MIN_ROWS` rows).
+
+    Orders related to the value in other ways (a file sorted by the value within each of
+    many blocks) are not seen; releasing the rows in a fresh random order is the only
+    complete remedy.
+
+    Parameters
+    ----------
+    x : Series
+        The private column in the order in which it would be released.
+    threshold : float, default=0.99
+        Threshold on the absolute Spearman correlation.
+
+    Returns
+    -------
+    str or None
+        The relation in words (no data values), or ``None``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> x = np.random.default_rng(0).uniform(size=200)
+    >>> order_leak(pd.Series(x)) is None, order_leak(pd.Series(np.sort(x)))
+    (True, 'the rows are sorted by the value (chance odds below e^-20 in a random order)')
+    """
+    n = len(x)
+    codes, n_values = _codes(x)
+    if n_values < 2:
+        return None
+    values = _numeric(x) if not isinstance(x.dtype, pd.CategoricalDtype) else None
+    if values is not None and not np.all(np.isfinite(values)):
+        values = None
+    changes = np.count_nonzero(codes[1:] != codes[:-1])
+    if changes == n_values - 1:  # every value on one run of rows
+        counts = np.bincount(codes, minlength=n_values).astype(float)
+        log_orders = float(gammaln(n + 1.0) - gammaln(counts + 1.0).sum())
+        if values is not None:
+            steps = np.diff(values[np.r_[True, codes[1:] != codes[:-1]]])
+            if (np.all(steps > 0) or np.all(steps < 0)) and log_orders - math.log(2.0) >= (
+                SURPRISE_NATS
+            ):
+                return (
+                    "the rows are sorted by the value (chance odds below "
+                    f"e^-{SURPRISE_NATS:g} in a random order)"
+                )
+        if log_orders - float(gammaln(n_values + 1.0)) >= SURPRISE_NATS:
+            return (
+                f"the rows sharing a value are contiguous ({n_values} runs; chance odds "
+                f"below e^-{SURPRISE_NATS:g} in a random order)"
+            )
+    if values is not None and n >= MIN_ROWS:
+        sub = _subsample(n)
+        ranks = pd.Series(values[sub]).rank().to_numpy()
+        rho = float(np.corrcoef(sub.astype(float), ranks)[0, 1])
+        if abs(rho) >= threshold:
+            return (
+                "the rows are nearly sorted by the value (Spearman rho between row position "
+                f"and value = {rho:+.4f})"
+            )
+    return None
 
 
 # ------------------------------------------------------------------------------ helpers

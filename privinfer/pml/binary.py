@@ -11,6 +11,7 @@ the Dobrushin bound :func:`~privinfer.pml.eta_tv`; :class:`PMLTest` uses it to t
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from numbers import Integral
 from typing import Any, Literal
@@ -32,6 +33,7 @@ from privinfer.exceptions import (
     OutOfSupportError,
     OutsideBoundsWarning,
 )
+from privinfer.pml._release import as_released, check_row_order, release_bits
 from privinfer.pml.contraction import _check_c, _check_eps, eps_star, eta_tv
 from privinfer.pml.guarantee import PMLGuarantee
 
@@ -172,26 +174,141 @@ class BinaryMechanism:
         return p @ self.kernel
 
     def privatize(self, x: ArrayLike, random_state: RandomStateLike = None) -> IntArray | pd.Series:
-        """Release one bit per record (data-holder side).
+        """Release one bit per record (data-holder side), in the order of ``x``.
+
+        The bits keep the positions of ``x`` (to be paired with public columns by
+        position); the guarantee covers each bit, not the order. Input whose order
+        visibly reveals the values (sorted or grouped by them, or nearly sorted) and a
+        Series or DataFrame with an index other than the default ``RangeIndex`` are
+        therefore refused; :meth:`release` publishes bits next to public columns in a
+        fresh random order.
 
         Parameters
         ----------
         x : array-like or pandas.Series
-            Atoms ``0..N-1`` (discrete) or points in the space (n,) / (n, d).
+            Atoms ``0..N-1`` (discrete) or points in the space (n,) / (n, d), in an
+            order unrelated to them.
         random_state : None, int, SeedSequence or Generator, default=None
             ``None`` draws fresh OS entropy (use it for real releases).
 
         Returns
         -------
         ndarray of int or pandas.Series
-            Bits ``y`` in {0, 1}; a Series keeps the input's index and name.
+            Bits ``y`` in {0, 1} in the order of ``x``; a Series keeps the input's name
+            and gets a fresh ``RangeIndex``.
+
+        Raises
+        ------
+        OutOfSupportError, DataMismatchError
+            Values outside the space, or of the wrong shape or type.
+        RowOrderError
+            The order of ``x`` reveals its values, or ``x`` has an index other than the
+            default ``RangeIndex``.
+
+        Examples
+        --------
+        >>> mech = optimal_binary_mechanism(1.0, 0.05, [0, 1, 2, 3, 4], 10)
+        >>> x = np.random.default_rng(0).integers(0, 10, 300)
+        >>> mech.privatize(x, random_state=1).shape
+        (300,)
+        >>> from privinfer.exceptions import RowOrderError
+        >>> try:  # a file sorted by the atom would show the ranks
+        ...     mech.privatize(np.sort(x), random_state=1)
+        ... except RowOrderError as err:
+        ...     print("sorted by the value" in str(err))
+        True
         """
         rng = check_random_state(random_state)
         p0 = self.prob_zero(np.asarray(x))
-        y = (rng.random(p0.shape[0]) >= p0).astype(np.int64)
-        if isinstance(x, pd.Series):
-            return pd.Series(y, index=x.index, name=x.name)
-        return y
+        check_row_order(
+            x, "BinaryMechanism.privatize",
+            "To publish bits next to public columns use release(data, private, "
+            "public=[...]), which shuffles the rows jointly; to test or estimate only, "
+            "shuffle the values first (x[rng.permutation(len(x))]) and pass an array.",
+        )
+        return as_released(x, (rng.random(p0.shape[0]) >= p0).astype(np.int64))
+
+    def _draw(self, values: np.ndarray, rng: np.random.Generator) -> IntArray:
+        """Bits of the records ``values`` (no order checks; :meth:`release` shuffles)."""
+        p0 = self.prob_zero(values)
+        return (rng.random(p0.shape[0]) >= p0).astype(np.int64)
+
+    def release(
+        self,
+        data: Any,
+        private: str | Sequence[str],
+        *,
+        public: Sequence[str] | None = None,
+        name: str | None = None,
+        shuffle: bool = True,
+        random_state: RandomStateLike = None,
+    ) -> pd.DataFrame:
+        r"""Publish one bit per record of ``data`` with the declared public columns.
+
+        The frame to hand to an analyst: the private column(s) are replaced by one bit
+        column, the columns named in ``public`` go out unchanged, every other column is
+        dropped, and the rows go out jointly in a fresh random order with a fresh
+        ``RangeIndex``, so neither the raw order nor the raw index says anything about
+        the private values. O(n) plus the leak checks.
+
+        Parameters
+        ----------
+        data : DataFrame
+            Raw records (pandas, or another DataFrame library); not modified.
+        private : str or list of str
+            The column of atoms or points; on a box, the ``d`` coordinate columns in the
+            order of the space's bounds.
+        public : list of str, optional
+            Columns published unchanged next to the bits.
+        name : str, optional
+            Name of the bit column; defaults to the private column's name (required for
+            several private columns).
+        shuffle : bool, default=True
+            Release the rows in a fresh random order. ``False`` keeps the raw order
+            (which can reveal whatever the file was sorted by) and is written into the
+            release's description.
+        random_state : None, int, SeedSequence or Generator, default=None
+            ``None`` draws fresh OS entropy (use it for real releases); an int issues
+            :class:`~privinfer.exceptions.SeedReleaseWarning`.
+
+        Returns
+        -------
+        DataFrame
+            The bit column (at the place of the first private column) and the public
+            columns in their raw order and dtypes, a fresh ``RangeIndex``;
+            ``attrs["privinfer_bits_release"]`` describes the release. Nothing else of
+            the raw frame (``attrs``, ``flags``, ``columns.name``) is copied.
+
+        Raises
+        ------
+        DataMismatchError
+            A named column is missing, declared both private and public, or duplicated.
+        DerivedColumnError
+            A public column (or a few together) reveals a private column.
+        OutOfSupportError
+            Private values outside the space.
+
+        Warns
+        -----
+        UndeclaredColumnWarning
+            Columns neither private nor declared public were dropped.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> mech = optimal_binary_mechanism(1.0, 0.05, [0, 1, 2, 3, 4], 10)
+        >>> rng = np.random.default_rng(0)
+        >>> raw = pd.DataFrame({"grade": np.sort(rng.integers(0, 10, 400)),  # sorted file
+        ...                     "wave": rng.integers(1, 3, 400)})
+        >>> released = mech.release(raw, "grade", public=["wave"], random_state=1)
+        >>> released.columns.tolist(), released.index.equals(pd.RangeIndex(400))
+        (['grade', 'wave'], True)
+        """
+        return release_bits(
+            self._draw, data, private, public=public, name=name, shuffle=shuffle,
+            random_state=random_state, owner="BinaryMechanism.release",
+            mechanism=f"BinaryMechanism(kind={self.kind!r}, eps={self.eps:g}, c={self.c:g})",
+        )
 
     def guarantee(self) -> PMLGuarantee:
         """The :class:`PMLGuarantee` of this kernel."""
@@ -1109,21 +1226,62 @@ class PMLTest:
         return 0 if float(mq @ a) >= float(mp @ a) else 1
 
     def privatize(self, x: ArrayLike, random_state: RandomStateLike = None) -> IntArray | pd.Series:
-        """Data-holder side: release one bit per record through :math:`K^*`.
+        """Data-holder side: release one bit per record through :math:`K^*`, in order.
+
+        Delegates to :meth:`BinaryMechanism.privatize` of :attr:`mechanism`, which keeps
+        the positions of ``x`` and so refuses an order or an index that would reveal the
+        values; :meth:`release` publishes bits next to public columns, shuffled.
 
         Parameters
         ----------
         x : array-like or pandas.Series
-            Atoms ``0..N-1`` or points of the interval.
+            Atoms ``0..N-1`` or points of the interval, in an order unrelated to them.
         random_state : None, int, SeedSequence or Generator, default=None
             ``None`` draws fresh OS entropy.
 
         Returns
         -------
         ndarray of int or pandas.Series
-            The released bits.
+            The released bits (a Series keeps the name, with a fresh ``RangeIndex``).
+
+        Raises
+        ------
+        RowOrderError
+            The order of ``x`` reveals its values (e.g. sorted), or ``x`` has an index
+            other than the default ``RangeIndex``.
         """
         return self.mechanism.privatize(x, random_state=random_state)
+
+    def release(
+        self,
+        data: Any,
+        private: str,
+        *,
+        public: Sequence[str] | None = None,
+        shuffle: bool = True,
+        random_state: RandomStateLike = None,
+    ) -> pd.DataFrame:
+        """Data-holder side: a shuffled frame of bits and declared public columns.
+
+        Releases the column ``private`` of ``data`` through :math:`K^*` with
+        :meth:`BinaryMechanism.release` of :attr:`mechanism` (same parameters and
+        rules): the bit column keeps the private column's name, undeclared columns are
+        dropped with a warning, and the rows go out in a fresh random order with a fresh
+        ``RangeIndex``. :meth:`test` takes the bit column.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> t = PMLTest([0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4], eps=1.0, c=0.05)
+        >>> raw = pd.DataFrame({"grade": np.sort(np.random.default_rng(0).choice(
+        ...     4, 500, p=[0.1, 0.2, 0.3, 0.4]))})
+        >>> released = t.release(raw, "grade", random_state=1)
+        >>> bool(t.test(released["grade"]).reject)
+        True
+        """
+        return self.mechanism.release(
+            data, private, public=public, shuffle=shuffle, random_state=random_state
+        )
 
     def test(self, released: ArrayLike, *, alpha: float | None = None, zeta: float = 0.05,
              power: float = 0.8) -> PMLTestResult:

@@ -9,6 +9,7 @@ The linear-kernel mechanism attains the minimax risk
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -30,12 +31,20 @@ from privinfer.exceptions import (
     OutOfSupportError,
     OutsideBoundsWarning,
 )
+from privinfer.pml._release import as_released, check_row_order, release_bits
 from privinfer.pml.contraction import _check_c, eps_star, eta_tv
 from privinfer.pml.guarantee import PMLGuarantee
 
 __all__ = ["PrivateMean", "PrivateMeanResult", "PrivateVectorMean"]
 
 CIMethod: TypeAlias = Literal["normal", "exact", "hoeffding"]
+
+#: What ``privatize`` suggests when it refuses an order or an index.
+_REMEDY = (
+    "To publish bits next to public columns use {cls}.release(data, private, "
+    "public=[...]), which shuffles the rows jointly; to estimate only, shuffle the "
+    "values first (x[rng.permutation(len(x))]) and pass an array."
+)
 
 
 def _check_bounds(bounds: object, owner: str) -> FloatArray:
@@ -391,26 +400,142 @@ class PrivateMean:
         return arr
 
     def privatize(self, x: ArrayLike, random_state: RandomStateLike = None) -> IntArray | pd.Series:
-        """Data-holder side: one bit per record.
+        """Data-holder side: one bit per record, in the order of ``x``.
+
+        The bits keep the positions of ``x``, so that they can be paired with the
+        records' public columns by position; the guarantee covers each bit, not the
+        order. Input whose order visibly reveals the values (sorted or grouped by them,
+        or nearly sorted) and a Series with an index other than the default
+        ``RangeIndex`` are therefore refused: use :meth:`release` to publish bits next to
+        public columns (it shuffles the rows jointly).
 
         Parameters
         ----------
         x : array-like or pandas.Series
-            Values in the bounds.
+            Values in the bounds, in an order unrelated to them.
         random_state : None, int, SeedSequence or Generator, default=None
             ``None`` draws fresh OS entropy.
 
         Returns
         -------
         ndarray of int or pandas.Series
-            Released bits; a Series keeps its index and name.
+            Released bits in the order of ``x``; a Series keeps its name and gets a fresh
+            ``RangeIndex``.
+
+        Raises
+        ------
+        OutOfSupportError, MissingValueError, DataMismatchError
+            Values outside the bounds, missing or not numbers.
+        RowOrderError
+            The order of ``x`` reveals its values, or ``x`` is a Series with an index
+            other than the default ``RangeIndex``.
+
+        See Also
+        --------
+        PrivateMean.release : a shuffled frame of bits and public columns.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, privinfer as pi
+        >>> pm = pi.PrivateMean(bounds=(0.0, 1.0), eps=1.0, c=0.5)
+        >>> x = pd.Series(np.random.default_rng(0).uniform(size=500), name="income")
+        >>> bits = pm.privatize(x, random_state=1)
+        >>> bits.name, bits.index.equals(pd.RangeIndex(500))
+        ('income', True)
+        >>> try:  # a file sorted by income would publish the incomes' ranks
+        ...     pm.privatize(x.sort_values(ignore_index=True), random_state=1)
+        ... except pi.exceptions.RowOrderError as err:
+        ...     print("sorted by the value" in str(err))
+        True
         """
+        owner = "PrivateMean.privatize"
         rng = check_random_state(random_state)
-        p1 = self.prob_one(x)
-        y = (rng.random(p1.shape[0]) < p1).astype(np.int64)
-        if isinstance(x, pd.Series):
-            return pd.Series(y, index=x.index, name=x.name)
-        return y
+        arr = self._check_x(x)
+        check_row_order(x, owner, _REMEDY.format(cls="PrivateMean"))
+        return as_released(x, self._draw(arr, rng))
+
+    def _draw(self, values: np.ndarray, rng: np.random.Generator) -> IntArray:
+        """Bits of validated values (no order checks; :meth:`release` shuffles)."""
+        p1 = self.prob_one(values)
+        return (rng.random(p1.shape[0]) < p1).astype(np.int64)
+
+    def release(
+        self,
+        data: Any,
+        private: str,
+        *,
+        public: Sequence[str] | None = None,
+        shuffle: bool = True,
+        random_state: RandomStateLike = None,
+    ) -> pd.DataFrame:
+        r"""Data-holder side: publish one bit per record with the declared public columns.
+
+        The frame to hand to an analyst (e.g. for :meth:`from_formula`): the private
+        column is replaced by its bits (same name), the columns named in ``public`` go
+        out unchanged, every other column is dropped, and the rows go out jointly in a
+        fresh random order with a fresh ``RangeIndex``, so that neither the raw order nor
+        the raw index says anything about the private values. O(n) plus the leak checks.
+
+        Parameters
+        ----------
+        data : DataFrame
+            Raw records (pandas, or another DataFrame library); not modified.
+        private : str
+            The column holding the values in the bounds.
+        public : list of str, optional
+            Columns published unchanged next to the bits (e.g. a group column).
+        shuffle : bool, default=True
+            Release the rows in a fresh random order. ``False`` keeps the raw order
+            (which can reveal whatever the file was sorted by) and is written into the
+            release's description.
+        random_state : None, int, SeedSequence or Generator, default=None
+            ``None`` draws fresh OS entropy (use it for real releases); an int issues
+            :class:`~privinfer.exceptions.SeedReleaseWarning`.
+
+        Returns
+        -------
+        DataFrame
+            The bit column and the public columns in their raw order and dtypes, a fresh
+            ``RangeIndex``; ``attrs["privinfer_bits_release"]`` describes the release
+            (columns, dropped columns, row order). Nothing else of the raw frame (its
+            ``attrs``, ``flags``, ``columns.name``) is copied.
+
+        Raises
+        ------
+        DataMismatchError
+            A named column is missing, declared both private and public, or duplicated.
+        DerivedColumnError
+            A public column (or a few together) reveals the private column: a function, a
+            monotone transform or a close polynomial fit of it (see
+            :meth:`AlphaIdentity.privatize <privinfer.AlphaIdentity.privatize>`).
+        OutOfSupportError, MissingValueError
+            Private values outside the bounds or missing.
+
+        Warns
+        -----
+        UndeclaredColumnWarning
+            Columns neither private nor declared public were dropped.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, privinfer as pi
+        >>> rng = np.random.default_rng(0)
+        >>> raw = pd.DataFrame({"income": np.sort(rng.uniform(size=1000)),  # sorted file
+        ...                     "region": rng.choice(["n", "s"], 1000)})
+        >>> pm = pi.PrivateMean(bounds=(0.0, 1.0), eps=1.0, c=0.5)
+        >>> released = pm.release(raw, "income", public=["region"], random_state=2)
+        >>> released.columns.tolist(), released.index.equals(pd.RangeIndex(1000))
+        (['income', 'region'], True)
+        >>> pos = np.arange(1000)  # the order tells nothing: position vs bit
+        >>> bool(abs(np.corrcoef(pos, released["income"])[0, 1]) < 0.1)
+        True
+        """
+        return release_bits(
+            self._draw, data, private, public=public, name=None, shuffle=shuffle,
+            random_state=random_state, owner="PrivateMean.release",
+            mechanism=f"PrivateMean(bounds=({self.lo:g}, {self.hi:g}), eps={self.eps:g}, "
+            f"c={self.c:g})",
+        )
 
     def _result(self, bits: IntArray, groups: FloatArray, names: list[str],
                 dep: str = "x") -> PrivateMeanResult:
@@ -599,9 +724,10 @@ class PrivateMean:
         >>> import numpy as np, pandas as pd, privinfer as pi
         >>> rng = np.random.default_rng(0)
         >>> g = rng.choice(["a", "b"], size=4000)
-        >>> x = np.where(g == "a", 0.8, 0.2)
+        >>> raw = pd.DataFrame({"y": np.where(g == "a", 0.5, 0.2) + rng.uniform(0, 0.5, 4000),
+        ...                     "g": g})
         >>> pm = pi.PrivateMean(bounds=(0.0, 1.0), eps=2.0, c=0.5)
-        >>> released = pd.DataFrame({"y": pm.privatize(x, random_state=1), "g": g})
+        >>> released = pm.release(raw, "y", public=["g"], random_state=1)  # rows shuffled
         >>> res = pi.PrivateMean.from_formula("y ~ C(g)", released, bounds=(0.0, 1.0),
         ...                                   eps=2.0, c=0.5).fit()
         >>> res.params.index.tolist(), res.model.endog_names
@@ -750,9 +876,20 @@ class PrivateVectorMean:
         return (1.0 - self.eta) / 2.0 + self.eta * a
 
     def privatize(self, X: ArrayLike, random_state: RandomStateLike = None) -> IntArray:
-        """Data-holder side: release ``(coordinate, bit)`` per record, shape (n, 2)."""
+        """Data-holder side: release ``(coordinate, bit)`` per record, shape (n, 2).
+
+        The rows keep the order of ``X``, so input whose order visibly reveals a
+        coordinate (sorted or grouped by it) and a DataFrame with an index other than the
+        default ``RangeIndex`` raise :class:`~privinfer.exceptions.RowOrderError`; shuffle
+        the records (with their public columns) first.
+        """
         rng = check_random_state(random_state)
         arr = self._check_x(X)
+        check_row_order(
+            X, "PrivateVectorMean.privatize",
+            "Shuffle the records, together with any public columns published next to them, "
+            "first (rows = rng.permutation(len(X))).",
+        )
         j = rng.integers(0, self.dim, size=arr.shape[0])
         y = (rng.random(arr.shape[0]) < self.prob_one(arr, j)).astype(np.int64)
         return np.column_stack([j, y])

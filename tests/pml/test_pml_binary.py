@@ -166,3 +166,42 @@ def test_pmltest_all_equal_bits_give_positive_se_and_warn(bits):
     assert np.isfinite(float(res.tvalues["mass_A"]))
     ci = res.conf_int().iloc[0]
     assert ci["upper"] > ci["lower"]
+
+
+# -- row order: the bit is protected, the order and index are not ---------------------------
+def test_binary_privatize_refuses_atoms_sorted_or_indexed_by_value():
+    """Old code released the bits in the input order (a file sorted by grade published each
+    record's grade class through its position) and under the input's index."""
+    from privinfer.exceptions import RowOrderError
+
+    t = PMLTest(P4, Q4, eps=0.7, c=0.1)
+    x = np.random.default_rng(13).choice(4, 1000, p=Q4)
+    for mech in (t, t.mechanism):
+        with pytest.raises(RowOrderError, match="sorted by the value"):
+            mech.privatize(np.sort(x), random_state=0)
+        with pytest.raises(RowOrderError, match="index"):
+            mech.privatize(pd.Series(x, index=np.argsort(x)), random_state=0)
+        assert mech.privatize(x, random_state=0).shape == (1000,)
+
+
+def test_pmltest_release_shuffles_and_keeps_bits_with_their_public_columns():
+    from privinfer.exceptions import UndeclaredColumnWarning
+
+    rng = np.random.default_rng(14)
+    n = 3000
+    raw = pd.DataFrame({"grade": np.sort(rng.choice(4, n, p=Q4)),
+                        "id": rng.permutation(n), "name": "x"})
+    t = PMLTest(P4, Q4, eps=0.7, c=0.1)
+    with pytest.warns(UndeclaredColumnWarning, match="name"):
+        released = t.release(raw, "grade", public=["id"], random_state=15)
+    assert released.columns.tolist() == ["grade", "id"]
+    assert released.index.equals(pd.RangeIndex(n))
+    pos = np.arange(n)
+    assert abs(np.corrcoef(pos, released["grade"])[0, 1]) < 0.1
+    # bit i belongs to record id i: its mean follows that record's grade (in A or not)
+    grade_of = raw.set_index("id")["grade"].loc[released["id"]].to_numpy()
+    a = t.mechanism.indicator(grade_of)
+    assert released["grade"][a == 1].mean() != pytest.approx(
+        released["grade"][a == 0].mean(), abs=0.2)
+    res = t.test(released["grade"])
+    assert res.n_obs == n and res.reject

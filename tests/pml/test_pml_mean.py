@@ -150,3 +150,127 @@ def test_groups_with_too_few_bits_are_named():
     df["gc"] = pd.Categorical(g, categories=["a", "b", "rare", "never"])
     with pytest.raises(DataMismatchError, match=r"never\]': 0.*remove_unused_categories"):
         PrivateMean.from_formula("y ~ C(gc)", df, bounds=(0, 1), eps=1.0, c=0.5)
+
+
+# -- row order and index: the bit is protected, the order and index are not -----------------
+def _sorted_file(n=4000, seed=0):
+    """A raw file sorted by the private value, with an unrelated public column."""
+    rng = np.random.default_rng(seed)
+    x = np.sort(rng.uniform(0.0, 1.0, n))
+    return pd.DataFrame({"x": x, "g": rng.choice(["a", "b"], n), "note": rng.normal(size=n)})
+
+
+@pytest.mark.parametrize("order", ["sorted", "descending", "nearly sorted", "grouped"])
+def test_privatize_refuses_an_order_that_reveals_the_values(order):
+    """Old code returned the bits in the input order: bit i belonged to the i-th smallest x,
+    so the published position was the private rank whatever eps was."""
+    from privinfer.exceptions import RowOrderError
+
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0.0, 1.0, 2000)
+    if order == "sorted":
+        x = np.sort(x)
+    elif order == "descending":
+        x = np.sort(x)[::-1]
+    elif order == "nearly sorted":
+        x = np.clip(np.sort(x) + rng.normal(0, 0.005, x.size), 0.0, 1.0)
+    else:  # a file grouped (not sorted) by a coarse private value
+        x = np.round(x, 1)
+        x = np.concatenate([x[x == v] for v in rng.permutation(np.unique(x))])
+    pm = PrivateMean(bounds=(0.0, 1.0), eps=1.0, c=0.5)
+    for values in (x, pd.Series(x, name="x")):
+        with pytest.raises(RowOrderError, match=r"row order of x reveals.*release\("):
+            pm.privatize(values, random_state=0)
+    # a random order of the same values is released as before
+    assert pm.privatize(rng.permutation(x), random_state=0).shape == (2000,)
+
+
+def test_privatize_does_not_carry_the_input_index_out():
+    """Old code returned the bits under the input's index: an index built from the private
+    value (or an ID sorted by it) published the value next to its bit."""
+    from privinfer.exceptions import RowOrderError
+
+    x = np.random.default_rng(2).uniform(0.0, 1.0, 500)
+    pm = PrivateMean(bounds=(0.0, 1.0), eps=1.0, c=0.5)
+    with pytest.raises(RowOrderError, match="index"):
+        pm.privatize(pd.Series(x, index=pd.Index(x, name="x"), name="x"), random_state=0)
+    # the default index: a fresh RangeIndex, the name kept, positions unchanged
+    bits = pm.privatize(pd.Series(x, name="income"), random_state=0)
+    assert bits.name == "income" and isinstance(bits.index, pd.RangeIndex)
+    np.testing.assert_array_equal(bits.to_numpy(), pm.privatize(x, random_state=0))
+
+
+def test_vector_mean_privatize_refuses_rows_sorted_by_a_coordinate():
+    from privinfer.exceptions import RowOrderError
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0.0, 1.0, size=(1000, 2))
+    X = X[np.argsort(X[:, 1])]
+    vm = PrivateVectorMean(bounds=[(0, 1), (0, 1)], eps=1.0, c=0.5)
+    with pytest.raises(RowOrderError, match=r"\(column 1\)"):
+        vm.privatize(X, random_state=0)
+
+
+def test_release_shuffles_rows_jointly_and_defeats_the_rank_attack():
+    raw = _sorted_file().drop(columns="note")
+    n = len(raw)
+    raw["x"] = (raw["x"] > 0.5).astype(float)  # bits equal x exactly at eta = 1 (below)
+    raw["id"] = np.random.default_rng(4).permutation(n)  # public, unrelated to x
+    pm = PrivateMean(bounds=(0.0, 1.0), eps=5.0, c=0.5)
+    assert pm.eta == pytest.approx(1.0)
+    released = pm.release(raw, "x", public=["id", "g"], random_state=5)
+    assert released.columns.tolist() == ["x", "g", "id"]
+    assert isinstance(released.index, pd.RangeIndex) and released.index.equals(pd.RangeIndex(n))
+    # the attack: the position of a bit no longer tracks the rank of x
+    pos = np.arange(n)
+    assert abs(np.corrcoef(pos, released["x"])[0, 1]) < 0.1
+    assert abs(np.corrcoef(pos, raw["x"])[0, 1]) > 0.8  # what the raw order showed
+    assert not np.array_equal(released["id"].to_numpy(), raw["id"].to_numpy())
+    # each bit stays with its own record's public columns
+    back = raw.set_index("id").loc[released["id"]]
+    np.testing.assert_array_equal(released["x"].to_numpy(), back["x"].to_numpy())
+    np.testing.assert_array_equal(released["g"].to_numpy(), back["g"].to_numpy())
+    assert released.attrs["privinfer_bits_release"]["shuffled"] is True
+
+
+def test_release_drops_undeclared_columns_and_copies_no_metadata_of_the_raw_frame():
+    from privinfer.exceptions import UndeclaredColumnWarning
+
+    raw = _sorted_file(1000)
+    raw.index = pd.Index(raw["x"].to_numpy(), name="x_value")  # an index that is the value
+    raw.columns.name = "secret"
+    raw.attrs["source"] = "registry"
+    raw.flags.allows_duplicate_labels = False
+    pm = PrivateMean(bounds=(0.0, 1.0), eps=1.0, c=0.5)
+    with pytest.warns(UndeclaredColumnWarning, match="note"):
+        released = pm.release(raw, "x", public=["g"], random_state=6)
+    assert released.columns.tolist() == ["x", "g"]
+    assert released.index.equals(pd.RangeIndex(1000)) and released.index.name is None
+    assert released.columns.name is None
+    assert list(released.attrs) == ["privinfer_bits_release"]
+    assert released.flags.allows_duplicate_labels is True
+    assert set(released["x"].unique()) <= {0, 1}
+    # the analyst's side reads the bit column by name, grouped by the public column
+    res = PrivateMean.from_formula("x ~ C(g)", released, bounds=(0.0, 1.0), eps=1.0,
+                                   c=0.5).fit()
+    assert res.params.index.tolist() == ["C(g)[a]", "C(g)[b]"]
+
+
+def test_release_refuses_a_public_column_that_reveals_the_private_one():
+    from privinfer.exceptions import DataMismatchError, DerivedColumnError
+
+    raw = _sorted_file(1000)
+    raw["x_copy"] = raw["x"].round(6)
+    pm = PrivateMean(bounds=(0.0, 1.0), eps=1.0, c=0.5)
+    with pytest.raises(DerivedColumnError, match="'x_copy' -> 'x'"):
+        pm.release(raw, "x", public=["g", "x_copy"], random_state=0)
+    with pytest.raises(DataMismatchError, match="private and cannot also be declared public"):
+        pm.release(raw, "x", public=["x"], random_state=0)
+
+
+def test_release_without_shuffle_keeps_the_order_and_says_so():
+    raw = _sorted_file(300)
+    pm = PrivateMean(bounds=(0.0, 1.0), eps=1.0, c=0.5)
+    released = pm.release(raw, "x", public=["g", "note"], shuffle=False, random_state=0)
+    np.testing.assert_array_equal(released["g"].to_numpy(), raw["g"].to_numpy())
+    assert released.attrs["privinfer_bits_release"]["shuffled"] is False
