@@ -327,7 +327,8 @@ class AlphaIdentity:
             default, shuffled rows; categorical private columns carry the public levels.
             ``attrs["privinfer_mechanism"]`` holds :meth:`to_dict` and
             ``attrs["privinfer_release"]`` the release's description (column roles,
-            row order, overrides). The raw frame's ``attrs`` are never copied.
+            row order, overrides). The raw frame's ``attrs`` and ``flags`` are never
+            copied (the release starts from pandas' default flags).
 
         Raises
         ------
@@ -472,6 +473,8 @@ class AlphaIdentity:
         out = data.loc[:, published].copy()
         out.index = pd.RangeIndex(n)
         out.columns = out.columns.rename(None)  # the raw frame's columns.name stays behind
+        # and so do its flags (allows_duplicate_labels=False would travel with .loc/.copy)
+        out = out.set_flags(allows_duplicate_labels=True)
         rows = np.flatnonzero(replaced)
         levels = self.reference.categorical_levels()
         for cols, comp in self.reference.parts:

@@ -90,6 +90,17 @@ def test_release_carries_no_column_or_index_name_of_the_raw_frame():
     assert raw.columns.name == "secret" and raw.index.name == "patient_id"
 
 
+def test_release_starts_from_default_flags_not_the_raw_frames():
+    """``DataFrame.flags`` are properties of the raw frame; the release must not carry them
+    (``allows_duplicate_labels=False`` used to travel through ``.loc``/``.copy``)."""
+    raw = _raw(100)
+    raw.flags.allows_duplicate_labels = False
+    for shuffle in (True, False):
+        released = _mech().privatize(raw, public=["y", "d"], shuffle=shuffle, random_state=1)
+        assert released.flags.allows_duplicate_labels is True
+    assert raw.flags.allows_duplicate_labels is False
+
+
 def test_random_state_int_is_reproducible_and_none_is_fresh():
     raw = _raw(200)
     mech = _mech()
