@@ -755,6 +755,24 @@ def debiased_cost(Zs: FloatArray, Xt: FloatArray, M: FloatArray, sigma: float) -
     return C
 
 
+def _as_cost(C: object, owner: str) -> FloatArray:
+    """A cost matrix as a finite, non-empty 2-D float array."""
+    try:
+        arr = np.asarray(C, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DataMismatchError(
+            f"{owner}: 'C' must be a numeric 2-D cost matrix of shape (n_source, "
+            f"n_target); got {type(C).__name__} that does not convert to float ({exc})."
+        ) from exc
+    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise DataMismatchError(
+            f"{owner}: 'C' must be a non-empty 2-D cost matrix of shape (n_source, "
+            f"n_target). Got shape {arr.shape}."
+        )
+    check_no_nan(arr, "C", owner)
+    return arr
+
+
 def _emd_max_iter(n: int, m: int) -> int:
     return int(max(100_000, 50 * n * m))
 
@@ -798,6 +816,10 @@ def solve_transport(
     ------
     TransportConvergenceError
         If the network simplex stops before optimality.
+    DataMismatchError
+        If ``C`` is not a non-empty 2-D array.
+    MissingValueError
+        If ``C`` holds NaN or infinite entries.
     WeightsError
         If ``a`` or ``b`` is malformed or their sums differ.
     ValueError
@@ -816,7 +838,7 @@ def solve_transport(
            [0. , 0.5]])
     """
     owner = "solve_transport"
-    C_arr = np.ascontiguousarray(C, dtype=float)
+    C_arr = np.ascontiguousarray(_as_cost(C, owner))
     n, m = C_arr.shape
     a_arr, b_arr = _check_marginals(a, b, n, m, owner)
     ot = import_ot()

@@ -12,6 +12,7 @@ pytest.importorskip("dp_accounting")
 
 from privinfer.exceptions import (
     DataMismatchError,
+    MissingValueError,
     NotFittedError,
     TransportConvergenceError,
     UnknownCategoryError,
@@ -180,3 +181,22 @@ def test_cost_estimate_needs_two_columns_and_two_folds():
         estimate_transport_cost(XS, Xt)
     with pytest.raises(NotFittedError, match="fit"):
         DPOT().summary()
+
+
+@pytest.mark.parametrize(
+    ("C", "error", "match"),
+    [
+        (np.ones(4), DataMismatchError, "2-D cost matrix"),
+        (np.zeros((0, 3)), DataMismatchError, "non-empty"),
+        (np.array([[np.nan, 1.0], [1.0, 0.0]]), MissingValueError, "NaN or infinite"),
+        (np.array([[np.inf, 1.0], [1.0, 0.0]]), MissingValueError, "NaN or infinite"),
+        ("abc", DataMismatchError, "numeric"),
+    ],
+)
+def test_bad_cost_matrix_is_named(C, error, match):
+    # used to give a bare unpacking ValueError, a ZeroDivisionError, or a
+    # TransportConvergenceError telling the user to raise max_iter
+    with pytest.raises(error, match=match):
+        solve_transport(C)
+    with pytest.raises(error, match=match):
+        solve_transport(C, method="sinkhorn", reg=1.0)
