@@ -773,6 +773,15 @@ def _as_cost(C: object, owner: str) -> FloatArray:
     return arr
 
 
+def _only_coupling(a: FloatArray, b: FloatArray) -> FloatArray:
+    r"""The only coupling of ``a`` and ``b`` when one of them has a single atom.
+
+    With one source row it moves ``b_j`` to every target row (and symmetrically), so the
+    plan is :math:`a b^T / \sum_j b_j`, of total mass ``sum(a)``, whatever that mass is.
+    """
+    return np.outer(a, b) / b.sum()
+
+
 def _emd_max_iter(n: int, m: int) -> int:
     return int(max(100_000, 50 * n * m))
 
@@ -846,7 +855,11 @@ def solve_transport(
         n_iter = _emd_max_iter(n, m) if max_iter is None else check_int(
             max_iter, "max_iter", owner, 1)
         if n == 1 or m == 1:
-            return np.outer(a_arr, b_arr)  # the only coupling
+            return _only_coupling(a_arr, b_arr)
+        if a_arr.sum() != b_arr.sum():
+            # POT asserts equal sums to 6 decimals *absolutely*, then rescales b; sums
+            # that agree to the relative tolerance of _check_marginals are rescaled here
+            b_arr = b_arr * (a_arr.sum() / b_arr.sum())
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*numItermax.*")
             # shifted to be >= 0 (the optimal plan is unchanged: the marginals are fixed);
@@ -866,7 +879,7 @@ def solve_transport(
                                   high_open=True)
         n_iter = 1000 if max_iter is None else check_int(max_iter, "max_iter", owner, 1)
         if n == 1 or m == 1:
-            return np.outer(a_arr, b_arr)  # the only coupling
+            return _only_coupling(a_arr, b_arr)
         stop_thr = 1e-9
         with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
             # an underflowing kernel exp(-C/reg) is reported below as an error, not a warning

@@ -112,6 +112,36 @@ def _manual_publication(Xs, M, sigma):
                            privacy=stmt)
 
 
+@pytest.mark.parametrize("method", ["emd", "sinkhorn"])
+@pytest.mark.parametrize("mass", [1.0, 2.0, 250.0])
+def test_single_row_or_column_plan_has_the_marginals(method, mass):
+    # the only coupling used to be outer(a, b), whose mass is sum(a) * sum(b)
+    b = np.array([0.2, 0.5, 0.3]) * mass
+    C = np.array([[1.0, 2.0, 3.0]])
+    for a_w, b_w, cost in [(np.array([mass]), b, C), (b, np.array([mass]), C.T)]:
+        plan = solve_transport(cost, a_w, b_w, method=method, reg=1.0)
+        np.testing.assert_allclose(plan.sum(axis=1), a_w, rtol=1e-12)
+        np.testing.assert_allclose(plan.sum(axis=0), b_w, rtol=1e-12)
+        assert np.sum(plan * cost) == pytest.approx(ot.emd2(a_w, b_w, cost), rel=1e-12)
+
+
+def test_weights_of_large_mass_within_tolerance_match_pot(two_domains):
+    # equal sums to float32 precision used to reach POT's absolute 6-decimal assertion
+    # (a bare AssertionError) once the total mass was in the thousands
+    Xs, Xt = two_domains
+    rng = np.random.default_rng(3)
+    a64, b64 = rng.random(40), rng.random(50)
+    a64, b64 = 1e4 * a64 / a64.sum(), 1e4 * b64 / b64.sum()
+    a32, b32 = a64.astype(np.float32), b64.astype(np.float32)
+    assert abs(float(a32.sum(dtype=float)) - float(b32.sum(dtype=float))) > 1.5e-6
+    C = ot.dist(Xs, Xt)
+    plan = solve_transport(C, a32, b32)
+    ref = ot.emd(a32.astype(float), b32.astype(float) * (a32.sum(dtype=float)
+                                                          / b32.sum(dtype=float)), C)
+    np.testing.assert_allclose(plan, ref, atol=1e-9)
+    assert np.sum(plan * C) == pytest.approx(ot.emd2(a64, b64, C), rel=1e-5)
+
+
 def test_sinkhorn_solver_matches_pot(two_domains):
     Xs, Xt = two_domains
     C = ot.dist(Xs, Xt)
