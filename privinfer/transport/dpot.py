@@ -864,8 +864,14 @@ def solve_transport(
             warnings.filterwarnings("ignore", message=".*numItermax.*")
             # shifted to be >= 0 (the optimal plan is unchanged: the marginals are fixed);
             # POT's network simplex reports all-negative cost matrices, which the debiased
-            # cost can be, as "infeasible"
-            plan, log = ot.emd(a_arr, b_arr, C_arr - C_arr.min(), numItermax=n_iter, log=True)
+            # cost can be, as "infeasible". Scaled to a maximum of 1 (the plan is unchanged
+            # again): the simplex's tolerances are absolute, and costs below about 1e-9
+            # (squared distances of data in units of 1e-5 or less) gave non-optimal plans.
+            shifted = C_arr - C_arr.min()
+            top = float(shifted.max())
+            if top > 0.0:
+                shifted /= top
+            plan, log = ot.emd(a_arr, b_arr, shifted, numItermax=n_iter, log=True)
         if log.get("result_code", 1) != 1:
             raise TransportConvergenceError(
                 f"{owner}: ot.emd stopped before optimality ({log.get('warning')!r}) "

@@ -618,7 +618,12 @@ class SyntheticMeasure:
             a = np.full(unit.shape[0], 1.0 / unit.shape[0])
             b = self.weights[support] / self.weights[support].sum()
             cost = ot.dist(x, atoms[support], metric="euclidean")
-            return float(ot.emd2(a, b, cost, numItermax=10_000_000))
+            # POT's network simplex has absolute tolerances: distances below about 1e-9
+            # gave non-optimal plans, so it solves on the cost scaled to a maximum of 1
+            top = float(cost.max())
+            if top == 0.0:
+                return 0.0
+            return top * float(ot.emd2(a, b, cost / top, numItermax=10_000_000))
         grid = self.tree.to_grid(unit)
         leaf = self.tree.locate(grid)
         resolution = float(np.linalg.norm(x - atoms[leaf], axis=1).mean())

@@ -125,6 +125,17 @@ def test_single_row_or_column_plan_has_the_marginals(method, mass):
         assert np.sum(plan * cost) == pytest.approx(ot.emd2(a_w, b_w, cost), rel=1e-12)
 
 
+@pytest.mark.parametrize("unit", [1e-4, 1e-6, 1e-12])
+def test_emd_plan_does_not_depend_on_the_units_of_the_cost(two_domains, unit):
+    # costs below about 1e-9 fell under POT's absolute tolerances and gave non-optimal
+    # plans (about 30% too costly for costs of order 1e-12)
+    Xs, Xt = two_domains
+    C = ot.dist(Xs, Xt)
+    ref = ot.emd(np.full(40, 1 / 40), np.full(50, 1 / 50), C)
+    plan = solve_transport(C * unit**2)
+    np.testing.assert_allclose(plan, ref, atol=1e-12)
+
+
 def test_weights_of_large_mass_within_tolerance_match_pot(two_domains):
     # equal sums to float32 precision used to reach POT's absolute 6-decimal assertion
     # (a bare AssertionError) once the total mass was in the thousands
