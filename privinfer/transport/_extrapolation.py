@@ -73,8 +73,13 @@ def fit_hyperbolic(tau: FloatArray, g: FloatArray, h: FloatArray
     jac = best.jac[:, free] * scale  # d model / d theta, in the units of y
     grad_used = np.zeros(values.shape[0])
     if free[0]:
-        sens = np.linalg.pinv(jac, rcond=1e-8)  # (free params, used values)
-        grad_used = sens[0]
+        # columns scaled to unit norm first: W and c are in units of the cost and log a
+        # is not, so a cut-off relative to the largest singular value of the raw Jacobian
+        # dropped the W direction once costs were above ~1e8 (std_error ~ 0)
+        norms = np.linalg.norm(jac, axis=0)
+        norms[norms == 0.0] = 1.0
+        sens = np.linalg.pinv(jac / norms, rcond=1e-8) / norms[:, None]
+        grad_used = sens[0]  # (free params, used values) -> the row of W
     grad = np.zeros(2 * g.shape[0])
     grad[np.flatnonzero(np.concatenate([has_g, has_h]))] = grad_used
     return best.x, grad

@@ -206,6 +206,28 @@ def test_hyperbolic_extrapolant_satisfies_the_envelope_identity_and_recovers_w()
     assert fit_hyperbolic(tau, g, h)[0][0] == pytest.approx(5.0, rel=1e-4)
 
 
+@pytest.mark.filterwarnings("ignore::privinfer.exceptions.TransportNoiseWarning")
+@pytest.mark.parametrize("unit", [1e3, 1e5, 1e8])
+def test_extrapolated_estimate_and_its_error_follow_the_units_of_the_data(unit):
+    # the delta-method gradient used a pseudo-inverse cut-off relative to the largest
+    # singular value of a Jacobian whose columns mix cost units and log a: for data in
+    # units of 1e5 (costs ~1e10) std_error fell to ~1e-10 of its value
+    rng = np.random.default_rng(0)
+    Xs, Xt = rng.normal(size=(60, 3)), rng.normal(1.0, 1.0, size=(50, 3))
+
+    def release(u):
+        src = DPOTSource(50.0, 1e-5, 16, neighbour="record", clip_norm=4.0 * u,
+                         random_state=1)
+        return estimate_transport_cost(src.publish(Xs * u), Xt * u,
+                                       estimator="extrapolation")
+
+    ref, est = release(1.0), release(unit)
+    assert est.extrapolation == ref.extrapolation == "hyperbolic"
+    assert est.estimate / unit**2 == pytest.approx(ref.estimate, rel=1e-6)
+    assert est.std_error / unit**2 == pytest.approx(ref.std_error, rel=1e-6)
+    assert est.upper / unit**2 == pytest.approx(ref.upper, rel=1e-6)
+
+
 def test_no_extrapolation_below_four_columns_or_on_request():
     rng = np.random.default_rng(9)
     Xs, Xt = rng.normal(size=(20, 2)), rng.normal(1.0, 1.0, size=(20, 2))
