@@ -49,6 +49,10 @@ Projection = Literal["tree", "lp"]
 #: The paper's LP has n_atoms**2 transport variables; above this many atoms use "tree".
 _LP_MAX_ATOMS = 400
 
+#: Largest number of cells of :func:`grid_synthesize` (depth 24: about 5 GB while the
+#: grid is built); a deeper grid is refused instead of exhausting memory.
+_GRID_MAX_CELLS = 2**24
+
 #: PrivTree constants in count units (Zhang, Xiao and Xie 2016, fan-out 2): the split
 #: noise scale is (2*beta - 1)/(beta - 1) / eps_tree = 3 / eps_tree with eps_tree = eps/2,
 #: the depth bias is delta = sigma * log(beta), and the threshold is theta = 0.
@@ -578,6 +582,9 @@ def grid_synthesize(
     ValueError
         For the same bad inputs as :func:`privtree_synthesize`, a depth above 52 * d, or
         neither (or both) of ``depth`` and ``n_bound``.
+    ProblemSizeError
+        If the grid would have more than ``2**24`` cells (a depth above 24, e.g. from an
+        ``n_bound`` above ``2**24 / eps``).
 
     See Also
     --------
@@ -616,6 +623,15 @@ def grid_synthesize(
         n_pub = check_int(n_bound, "n_bound", owner, 1)
         depth = max(1, math.ceil(math.log2(max(eps * n_pub, 2.0))))
     depth = check_int(depth, "depth", owner, 0)
+    if depth <= _BITS * d and 2**depth > _GRID_MAX_CELLS:
+        raise ProblemSizeError(
+            f"{owner}: a grid of depth {depth} has 2**{depth} = {2**depth:.3g} cells "
+            f"(more than {_GRID_MAX_CELLS:.3g}, depth "
+            f"{_GRID_MAX_CELLS.bit_length() - 1}), which does not fit in memory"
+            + (f" (the depth comes from n_bound = {n_bound})" if n_bound is not None else "")
+            + ". Pass a smaller public 'depth', or use privtree_synthesize, whose tree "
+            "grows only where the data are."
+        )
     unit, n_clipped, columns = _prepare(X, bounds_arr, clip, owner)
     n_obs = unit.shape[0]
     warn_if_seeded(random_state, owner)

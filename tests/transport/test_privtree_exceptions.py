@@ -112,6 +112,14 @@ def test_lp_projection_too_many_leaves():
         privtree_synthesize(x, 5.0, UNIT2, projection="lp", random_state=0)
 
 
+@pytest.mark.parametrize(("depth", "n_bound"), [(30, None), (None, 10**12)])
+def test_grid_too_deep_for_memory(x, depth, n_bound):
+    # a loose public bound n_bound = 1e12 (depth 40), or depth 30, used to build 2**30+
+    # cells until the process was killed for memory
+    with pytest.raises(ProblemSizeError, match="privtree_synthesize"):
+        grid_synthesize(x, 1.0, UNIT2, depth=depth, n_bound=n_bound, random_state=0)
+
+
 def test_wasserstein_errors(x, monkeypatch):
     nu, _ = privtree_synthesize(x, 1.0, UNIT2, random_state=0)
     with pytest.raises(ValueError, match="'method' parameter"):
