@@ -454,7 +454,9 @@ class DPDA:
         a, b : ndarray of shape (n_source,) / (n_target,), default=None
             Marginal weights with equal sums, as POT's ``a`` and ``b``; None means
             uniform. ``a`` weighs the published rows in their published (class-sorted)
-            order and must be public.
+            order and must be public. A row of weight zero gets no mass; its image in
+            ``xs_hat_`` is that of the nearest published row with mass, and it does not
+            train the classifier.
 
         Returns
         -------
@@ -520,15 +522,23 @@ class DPDA:
                 stacklevel=2,
             )
         row_mass = plan.sum(axis=1, keepdims=True)
-        if not np.all(np.isfinite(plan)) or np.any(row_mass <= 0):
+        used = a > 0  # rows of zero weight (POT allows them) carry no mass
+        if not np.all(np.isfinite(plan)) or np.any(row_mass[used] <= 0):
             raise TransportConvergenceError(
                 f"{owner}: the regularised coupling has non-finite entries or empty rows; "
                 f"increase reg_e (got {reg_e})."
             )
-        xs_hat = (plan / row_mass) @ T
+        xs_hat = np.empty((n, T.shape[1]))
+        xs_hat[used] = (plan[used] / row_mass[used]) @ T
+        if not used.all():
+            # no barycentric image without mass: such a row takes the image of the nearest
+            # published row that has one (the out-of-sample rule of transform) and is left
+            # out of the classifier's training rows
+            nearest = np.argmin(ot.dist(src.rows[~used], src.rows[used]), axis=1)
+            xs_hat[~used] = xs_hat[used][nearest]
 
         clf = self._make_classifier()
-        X_train, y_train = xs_hat, classes[ys_codes]
+        X_train, y_train = xs_hat[used], classes[ys_codes[used]]
         if codes_t is not None and np.any(codes_t >= 0):
             X_train = np.vstack([xs_hat, T[codes_t >= 0]])
             y_train = np.concatenate([y_train, classes[codes_t[codes_t >= 0]]])

@@ -83,6 +83,33 @@ def test_weighted_dpda_coupling_matches_pot_as_noise_vanishes(weighted_problem):
     np.testing.assert_allclose(da.plan_.sum(axis=0), b, atol=1e-6)
 
 
+def test_dpda_accepts_zero_source_weights_as_pot_does(weighted_problem):
+    # a zero in 'a' used to raise TransportConvergenceError ("increase reg_e"): the row
+    # has no mass, so its barycentric image divided by zero
+    Xs, Xt, a, b = weighted_problem
+    ys = (Xs[:, 0] > 0).astype(int)
+    order = np.argsort(ys, kind="stable")
+    Xs, ys = Xs[order], ys[order]
+    src = _orthonormal_publication(Xs, ell=8, sigma=1e-9, seed=2)
+    counts = np.bincount(ys, minlength=2).astype(np.int64)
+    pub = PublishedLabelledSource(source=src, classes=np.array([0, 1]), noisy_counts=counts,
+                                  eps_labels=np.inf, privacy=src.privacy)
+    a0 = a[order].copy()
+    a0[[0, 5, -1]] = 0.0
+    a0 *= b.sum() / a0.sum()
+    da = DPDA(reg_e=0.1, reg_cl=0.5).fit(pub, Xt, a=a0, b=b)
+    C = ot.dist(Xs, Xt)
+    plan_pot = ot.da.sinkhorn_l1l2_gl(a0, ys, b, (C - C.min()) / np.ptp(C), 0.1, 0.5,
+                                      numItermax=10)
+    np.testing.assert_allclose(da.plan_, plan_pot, atol=1e-8)
+    assert np.all(da.plan_[[0, 5, -1]] == 0.0)
+    assert np.all(np.isfinite(da.xs_hat_))
+    rest = np.flatnonzero(a0 > 0)
+    nearest = rest[np.argmin(ot.dist(src.rows[[0, 5, -1]], src.rows[rest]), axis=1)]
+    np.testing.assert_array_equal(da.xs_hat_[[0, 5, -1]], da.xs_hat_[nearest])
+    assert da.predict(Xt).shape == (Xt.shape[0],)
+
+
 def test_weights_need_not_sum_to_one_but_must_match(weighted_problem):
     Xs, Xt, a, b = weighted_problem
     pub = DPOTSource(eps=5.0, delta=1e-5, ell=8).publish(Xs)
