@@ -1676,6 +1676,8 @@ def dpot_minibatch(
     ------
     DataMismatchError
         If ``Xt`` does not match the source's feature count, or every batch is empty.
+    TypeError
+        If ``published`` is not a :class:`PublishedMinibatches`.
 
     Examples
     --------
@@ -1689,6 +1691,12 @@ def dpot_minibatch(
     True
     """
     owner = "dpot_minibatch"
+    if not isinstance(published, PublishedMinibatches):
+        raise TypeError(
+            f"{owner}: 'published' must be a PublishedMinibatches (from "
+            f"DPOTSource.publish_minibatches); use dpot for a PublishedSource. Got "
+            f"{type(published).__name__}."
+        )
     T = _as_matrix(Xt, "Xt", owner)
     rng = check_random_state(random_state)
     values = []

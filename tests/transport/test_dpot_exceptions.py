@@ -200,3 +200,13 @@ def test_bad_cost_matrix_is_named(C, error, match):
         solve_transport(C)
     with pytest.raises(error, match=match):
         solve_transport(C, method="sinkhorn", reg=1.0)
+
+
+def test_minibatch_solve_needs_minibatches():
+    # a single publication used to fail with "'PublishedSource' object has no attribute
+    # 'batches'"
+    from privinfer.transport import dpot_minibatch
+
+    pub = DPOTSource(eps=1.0, delta=1e-3, ell=3).publish(XS)
+    with pytest.raises(TypeError, match="PublishedMinibatches"):
+        dpot_minibatch(pub, np.ones((4, XS.shape[1])))
