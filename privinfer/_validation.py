@@ -39,6 +39,8 @@ def check_random_state(random_state: RandomStateLike) -> np.random.Generator:
     ------
     TypeError
         For a bool, a legacy ``RandomState`` or anything else.
+    ValueError
+        For a negative int (numpy seeds must be non-negative).
     """
     if isinstance(random_state, bool | np.random.RandomState):
         raise TypeError(
@@ -47,6 +49,11 @@ def check_random_state(random_state: RandomStateLike) -> np.random.Generator:
         )
     if isinstance(random_state, np.random.Generator):
         return random_state
+    if isinstance(random_state, Integral) and random_state < 0:
+        raise ValueError(
+            "random_state must be None, a non-negative int, a SeedSequence or a Generator; "
+            f"got the negative int {int(random_state)!r}."
+        )
     if random_state is None or isinstance(random_state, Integral | np.random.SeedSequence):
         return np.random.default_rng(random_state)
     raise TypeError(

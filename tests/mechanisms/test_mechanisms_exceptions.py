@@ -62,3 +62,10 @@ def test_random_state_types():
         _mech().privatize(df, random_state=True)
     with pytest.raises(TypeError, match="random_state"):
         _mech().privatize(df, random_state=np.random.RandomState(0))
+
+
+def test_negative_int_random_state_names_the_argument():
+    df = pd.DataFrame({"x": [0.1], "g": ["a"]})
+    for seed in (-1, np.int64(-3)):
+        with pytest.raises(ValueError, match=r"random_state must be None, a non-negative int"):
+            _mech().privatize(df, random_state=seed)
