@@ -6,6 +6,7 @@ Every message names the parameter, its owner, the allowed values and what was re
 from __future__ import annotations
 
 import copy
+import math
 import os
 import sys
 import warnings
@@ -104,9 +105,13 @@ def check_in_interval(
     low_open: bool = False,
     high_open: bool = False,
 ) -> float:
-    """Validate a real number in an interval; the bounds' openness is configurable."""
-    lb = "(" if low_open else "["
-    rb = ")" if high_open else "]"
+    """Validate a real number in an interval; the bounds' openness is configurable.
+
+    Only finite values are accepted, so an infinite bound is always shown open in the
+    message (``(0.0, inf)``), whatever ``low_open`` or ``high_open`` say.
+    """
+    lb = "(" if low_open or math.isinf(low) else "["
+    rb = ")" if high_open or math.isinf(high) else "]"
     if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(float(value)):
         raise ValueError(
             f"The {name!r} parameter of {owner} must be a finite real number in "

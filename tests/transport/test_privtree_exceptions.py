@@ -155,3 +155,20 @@ def test_sample_bad_n(x):
 def test_two_sided_geometric_bad_eps():
     with pytest.raises(ValueError, match="'eps' parameter"):
         two_sided_geometric(0.0, 3)
+
+
+@pytest.mark.parametrize("eps", [0.0, float("inf")])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, eps: two_sided_geometric(eps, 3),
+        lambda x, eps: privtree_synthesize(x, eps, UNIT2, random_state=0),
+        lambda x, eps: grid_synthesize(x, eps, UNIT2, depth=2, random_state=0),
+    ],
+    ids=["two_sided_geometric", "privtree_synthesize", "grid_synthesize"],
+)
+def test_eps_message_states_the_open_interval_that_is_enforced(x, call, eps):
+    # inf is refused, so the stated interval must not include it
+    with pytest.raises(ValueError, match=r"'eps' parameter.*\(0\.0, inf\)\.") as info:
+        call(x, eps)
+    assert "inf]" not in str(info.value)
