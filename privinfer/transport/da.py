@@ -101,6 +101,14 @@ def discrete_laplace(
     return (rng.geometric(p, size=size) - rng.geometric(p, size=size)).astype(np.int64)
 
 
+def _sorted_labels(labels: set[Any]) -> list[Any]:
+    """Labels in sorted order for a message; mixed types fall back to (type, repr) order."""
+    try:
+        return sorted(labels)
+    except TypeError:
+        return sorted(labels, key=lambda v: (type(v).__name__, repr(v)))
+
+
 def labels_from_counts(noisy_counts: IntArray, n_rows: int) -> IntArray:
     r"""Class codes of class-sorted rows read off a noisy histogram.
 
@@ -199,13 +207,17 @@ class DPDASource:
     eps : float
         :math:`\varepsilon > 0` of the feature release.
     delta : float
-        :math:`\delta \in (0, 1)` of the feature release.
+        :math:`\delta \in (0, 1/2)` of the feature release (Theorem 2 needs
+        :math:`\delta < 1/2`, as in :class:`DPOTSource`).
     ell : int
         Projection dimension :math:`\ell \ge 1`.
     eps_labels : float
         :math:`\varepsilon' > 0` of the class histogram.
     classes : array-like of shape (n_classes,)
-        The **public** label set (taken from the data it would leak which classes occur).
+        The **public** label set (taken from the data it would leak which classes occur):
+        distinct labels of one kind, all numbers or all strings, so that they can be
+        ordered. A class equal to ``-1`` (or ``"-1"``) clashes with the unknown-label
+        marker of :meth:`DPDA.fit`.
     neighbour : {"entry", "record"}, default="entry"
         Neighbour relation of the feature release (see :class:`DPOTSource`).
     clip_norm : float or None, default=None
@@ -285,7 +297,8 @@ class DPDASource:
         UnknownCategoryError
             If ``ys`` holds a label outside ``classes``.
         DataMismatchError
-            If ``Xs`` and ``ys`` have different lengths.
+            If ``Xs`` and ``ys`` have different lengths, or ``classes`` mixes label types
+            that cannot be ordered (numbers and strings).
         ValueError
             If a hyperparameter is out of range (``delta`` must lie in (0, 1/2)).
 
@@ -299,7 +312,16 @@ class DPDASource:
         eps_l = check_in_interval(self.eps_labels, "eps_labels", type(self).__name__, 0.0,
                                   np.inf, low_open=True, high_open=True)
         classes = np.asarray(self.classes)
-        if classes.ndim != 1 or classes.size < 1 or np.unique(classes).size != classes.size:
+        try:
+            n_distinct = np.unique(classes).size
+        except TypeError:
+            kinds = sorted({type(v).__name__ for v in classes.ravel().tolist()})
+            raise DataMismatchError(
+                f"The 'classes' parameter of {type(self).__name__} must hold labels of one "
+                f"kind (all numbers or all strings) so that they can be ordered. Got the "
+                f"types {kinds!r} in {self.classes!r}."
+            ) from None
+        if classes.ndim != 1 or classes.size < 1 or n_distinct != classes.size:
             raise ValueError(
                 f"The 'classes' parameter of {type(self).__name__} must be a 1-D array of "
                 f"distinct labels. Got {self.classes!r}."
@@ -311,14 +333,21 @@ class DPDASource:
                 f"{owner}: ys must be 1-D with one label per row of Xs ({X.shape[0]}). "
                 f"Got shape {y.shape}."
             )
-        unknown = sorted(set(y.tolist()) - set(classes.tolist()))
+        unknown = _sorted_labels(set(y.tolist()) - set(classes.tolist()))
         if unknown:
             raise UnknownCategoryError(
                 f"{owner}: ys holds labels {unknown!r} outside the public classes "
                 f"{classes.tolist()!r}; the histogram has no bin for them."
             )
         rng_sort, rng_hist, rng_pub = spawn_generators(self.random_state, 3)
-        codes = np.searchsorted(np.sort(classes), y)
+        try:
+            codes = np.searchsorted(np.sort(classes), y)
+        except TypeError:
+            raise DataMismatchError(
+                f"{owner}: the labels in ys cannot be ordered together with the classes "
+                f"{classes.tolist()!r}; pass labels of one kind (all numbers or all "
+                f"strings)."
+            ) from None
         codes = np.argsort(classes)[codes]  # code = position in `classes`
         # sort by class, random order within a class
         order = np.lexsort((rng_sort.random(y.shape[0]), codes))
@@ -450,7 +479,13 @@ class DPDA:
         Xt : ndarray of shape (n_target, n_features)
             Target rows.
         yt : array-like of shape (n_target,) or None, default=None
-            Known target labels, ``-1`` where unknown (semi-supervised mode).
+            Known target labels, ``-1`` where unknown (semi-supervised mode). numpy turns
+            a list such as ``["a", -1]`` into strings, so in an array of strings the
+            entry ``"-1"`` marks an unknown label too; an object array may hold the
+            integer ``-1`` beside string labels. A published class equal to the marker
+            (``-1``, or ``"-1"`` in an array of strings) would make it ambiguous, so such
+            a ``yt`` is refused, never read either way; for a class named ``"-1"``, pass
+            an object array with the integer ``-1`` for the unknown labels.
         a, b : ndarray of shape (n_source,) / (n_target,), default=None
             Marginal weights with equal sums, as POT's ``a`` and ``b``; None means
             uniform. ``a`` weighs the published rows in their published (class-sorted)
@@ -468,7 +503,8 @@ class DPDA:
         UnknownCategoryError
             If ``yt`` holds a label that is not a class of the published histogram.
         DataMismatchError
-            If the dimensions do not match.
+            If the dimensions do not match, or ``yt`` marks unknown labels with a value
+            that is also a published class.
         WeightsError
             If ``a`` or ``b`` is malformed or their sums differ.
         ValueError
@@ -565,8 +601,22 @@ class DPDA:
                 f"{owner}: yt must be 1-D with one entry per target row ({n_t}); use -1 for "
                 f"unknown labels. Got shape {y.shape}."
             )
-        known = y != -1
-        unknown = sorted(set(y[known].tolist()) - set(classes.tolist()))
+        # the marker of an unknown label: -1, which numpy has made "-1" in a string array
+        marker: object = {"U": "-1", "S": b"-1"}.get(y.dtype.kind, -1)
+        known = ~np.asarray(y == marker, dtype=bool).reshape(y.shape)
+        clash = [c for c in classes.tolist() if c == marker]
+        if clash and not known.all():
+            hint = (
+                "pass an object array with the integer -1 for the unknown labels"
+                if isinstance(marker, str | bytes)
+                else "the unknown-label marker -1 cannot be told apart from that class; "
+                "publish the classes under other labels"
+            )
+            raise DataMismatchError(
+                f"{owner}: yt marks unknown labels with {marker!r}, but {clash[0]!r} is also "
+                f"a class of the published histogram, so {marker!r} is ambiguous; {hint}."
+            )
+        unknown = _sorted_labels(set(y[known].tolist()) - set(classes.tolist()))
         if unknown:
             raise UnknownCategoryError(
                 f"{owner}: yt holds labels {unknown!r} that are not classes of the published "

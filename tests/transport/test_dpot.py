@@ -309,3 +309,20 @@ def test_dpda_adapts_shifted_blobs(group_norm):
     wrong = da2.ys_tilde_[:, None] != yt_semi[None, :]
     assert da2.plan_[:, known][wrong[:, known]].sum() < 1e-6
     assert da2.score(Xt, yt) >= 0.8
+
+
+def test_dpda_unknown_marker_works_for_string_labels():
+    rng = np.random.default_rng(13)
+    Xs, ys, _ = _blobs(rng, 0.0)
+    names = np.array(["red", "green", "blue"])
+    pub = DPDASource(8.0, 1e-4, 40, 4.0, classes=names, random_state=3).publish(Xs, names[ys])
+    known = np.arange(120) % 4 == 0
+    codes = np.where(known, ys, -1)
+    as_list = [names[c] if c >= 0 else -1 for c in codes]  # numpy makes -1 the string '-1'
+    as_object = np.array(as_list, dtype=object)  # keeps the integer -1
+    fits = [DPDA(reg_e=0.1, reg_cl=0.5).fit(pub, Xs, yt) for yt in (as_list, as_object)]
+    int_pub = DPDASource(8.0, 1e-4, 40, 4.0, classes=[0, 1, 2], random_state=3).publish(Xs, ys)
+    reference = DPDA(reg_e=0.1, reg_cl=0.5).fit(int_pub, Xs, codes)
+    for da in fits:
+        np.testing.assert_allclose(da.plan_, reference.plan_)
+        assert da.score(Xs, names[ys]) == reference.score(Xs, ys)

@@ -210,3 +210,37 @@ def test_minibatch_solve_needs_minibatches():
     pub = DPOTSource(eps=1.0, delta=1e-3, ell=3).publish(XS)
     with pytest.raises(TypeError, match="PublishedMinibatches"):
         dpot_minibatch(pub, np.ones((4, XS.shape[1])))
+
+
+def test_dpda_source_documents_the_delta_it_enforces():
+    assert r"\delta \in (0, 1/2)" in DPDASource.__doc__
+    assert r"\delta \in (0, 1)`" not in DPDASource.__doc__
+    with pytest.raises(ValueError, match="'delta'"):
+        DPDASource(1.0, 0.6, 3, 1.0, classes=[0, 1]).publish(XS, YS)
+
+
+def test_dpda_mixed_type_labels_raise_data_mismatch():
+    classes = np.array([0, "a"], dtype=object)
+    with pytest.raises(DataMismatchError, match=r"'classes' parameter of DPDASource.*one kind"):
+        DPDASource(1.0, 1e-3, 3, 1.0, classes=classes).publish(XS, np.resize(classes, 20))
+    # unknown labels of several types are named, not compared
+    ys = np.array([0, "a", 2.5, 1] * 5, dtype=object)
+    with pytest.raises(UnknownCategoryError, match=r"\[2\.5, 'a'\] outside the public classes"):
+        DPDASource(1.0, 1e-3, 3, 1.0, classes=[0, 1]).publish(XS, ys)
+
+
+@pytest.mark.filterwarnings("ignore::privinfer.exceptions.TransportConvergenceWarning")
+def test_dpda_string_classes_named_like_the_unknown_marker_are_not_guessed():
+    ys = np.where(YS == 0, "-1", "b")
+    pub = DPDASource(5.0, 1e-3, 3, 5.0, classes=["-1", "b"], random_state=0).publish(XS, ys)
+    # numpy makes the -1 of this list the string '-1': class or unknown? refused
+    with pytest.raises(DataMismatchError, match=r"'-1' is also a class.*object array"):
+        DPDA().fit(pub, XS, ["b", -1] * 10)
+    # an object array tells them apart: the integer -1 is unknown, '-1' the class
+    da = DPDA().fit(pub, XS, np.array(["-1", -1] * 10, dtype=object))
+    assert set(da.classes_.tolist()) == {"-1", "b"}
+    int_pub = DPDASource(5.0, 1e-3, 3, 5.0, classes=[-1, 1], random_state=0).publish(
+        XS, np.where(YS == 0, -1, 1)
+    )
+    with pytest.raises(DataMismatchError, match="-1 is also a class"):
+        DPDA().fit(int_pub, XS, np.where(YS == 0, -1, 1))
