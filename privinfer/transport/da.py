@@ -25,6 +25,7 @@ from privinfer._validation import (
 )
 from privinfer.exceptions import (
     DataMismatchError,
+    MissingValueError,
     NotFittedError,
     TransportConvergenceError,
     TransportConvergenceWarning,
@@ -131,15 +132,28 @@ def labels_from_counts(noisy_counts: IntArray, n_rows: int) -> IntArray:
     Raises
     ------
     DataMismatchError
-        If every noisy count is non-positive.
+        If ``noisy_counts`` is not 1-D or every noisy count is non-positive.
+    MissingValueError
+        If ``noisy_counts`` holds NaN or infinite values.
 
     Examples
     --------
     >>> labels_from_counts(np.array([2, -1, 3]), 5)
     array([0, 0, 2, 2, 2])
     """
-    c = np.maximum(np.asarray(noisy_counts, dtype=float), 0.0)
-    n = check_int(n_rows, "n_rows", "labels_from_counts", 1)
+    owner = "labels_from_counts"
+    c = np.asarray(noisy_counts, dtype=float)
+    if c.ndim != 1:
+        raise DataMismatchError(
+            f"{owner}: noisy_counts must be 1-D, one count per class. Got shape {c.shape}."
+        )
+    if not np.all(np.isfinite(c)):
+        raise MissingValueError(
+            f"{owner}: noisy_counts holds {int(np.sum(~np.isfinite(c)))} NaN or infinite "
+            "value(s); a published histogram has finite counts."
+        )
+    c = np.maximum(c, 0.0)
+    n = check_int(n_rows, "n_rows", owner, 1)
     if c.sum() <= 0:
         raise DataMismatchError(
             "labels_from_counts: every noisy class count is <= 0; no row can be labelled. "

@@ -20,7 +20,7 @@ from privinfer.exceptions import (
 from privinfer.transport._pot import import_ot
 from privinfer.transport.accounting import minibatch_privacy
 from privinfer.transport.calibration import analytic_gaussian_sigma, theorem2_sigma
-from privinfer.transport.da import DPDA, DPDASource
+from privinfer.transport.da import DPDA, DPDASource, labels_from_counts
 from privinfer.transport.dpot import (
     DPOT,
     DPOTSource,
@@ -244,3 +244,14 @@ def test_dpda_string_classes_named_like_the_unknown_marker_are_not_guessed():
     )
     with pytest.raises(DataMismatchError, match="-1 is also a class"):
         DPDA().fit(int_pub, XS, np.where(YS == 0, -1, 1))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_labels_from_counts_refuses_non_finite_counts(bad):
+    with pytest.raises(MissingValueError, match=r"noisy_counts holds 1 NaN or infinite"):
+        labels_from_counts(np.array([3.0, bad, 2.0]), 5)
+
+
+def test_labels_from_counts_refuses_a_2d_histogram():
+    with pytest.raises(DataMismatchError, match=r"noisy_counts must be 1-D.*\(2, 2\)"):
+        labels_from_counts(np.array([[3, 1], [0, 2]]), 6)
