@@ -12,6 +12,7 @@ on counts (sensitivity 1), so the number of records is never used by the mechani
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Literal
@@ -65,14 +66,17 @@ class PrivTreeDiagnostics:
     """What happened during one fit, for the data holder.
 
     ``n_obs`` and ``n_clipped`` are computed from the private data without noise: they are
-    *not* differentially private and must not be published with the measure.
+    *not* differentially private and must not be published with the measure. Nor is
+    ``expected_leaves_bound`` of :func:`privtree_synthesize`, which gives ``n_obs`` away.
+    A pickled :class:`PrivTreeSynthesizer` carries these three as None.
 
     Attributes
     ----------
-    n_obs : int
-        Number of records used.
-    n_clipped : int
-        Records moved onto the public bounds (only with ``clip=True``).
+    n_obs : int or None
+        Number of records used (None in a pickled :class:`PrivTreeSynthesizer`).
+    n_clipped : int or None
+        Records moved onto the public bounds (only with ``clip=True``; None in a pickled
+        :class:`PrivTreeSynthesizer`).
     n_leaves : int
         Leaves of the released tree (atoms of the measure).
     n_nodes : int
@@ -81,8 +85,10 @@ class PrivTreeDiagnostics:
         Depth of the deepest leaf.
     n_discarded : int
         Cells dropped without noise because they miss the shifted window.
-    expected_leaves_bound : float
-        The paper's bound on the expected number of leaves, ``6 + eps n / (4 log 2)``.
+    expected_leaves_bound : float or None
+        The paper's bound on the expected number of leaves, ``6 + eps n / (4 log 2)``
+        (``2**depth`` for :func:`grid_synthesize`; None in a pickled
+        :class:`PrivTreeSynthesizer`).
     projection_cost : float
         W1 cost of the projection in unit-cube coordinates (see Notes of
         :func:`privtree_synthesize`).
@@ -102,13 +108,13 @@ class PrivTreeDiagnostics:
     (True, True)
     """
 
-    n_obs: int
-    n_clipped: int
+    n_obs: int | None
+    n_clipped: int | None
     n_leaves: int
     n_nodes: int
     depth: int
     n_discarded: int
-    expected_leaves_bound: float
+    expected_leaves_bound: float | None
     projection_cost: float
     degenerate: bool
 
@@ -383,7 +389,8 @@ def privtree_synthesize(
     measure : SyntheticMeasure
         The released measure (no raw data, no seed).
     diagnostics : PrivTreeDiagnostics
-        Fit facts for the data holder; ``n_obs`` and ``n_clipped`` are not private.
+        Fit facts for the data holder; ``n_obs``, ``n_clipped`` and
+        ``expected_leaves_bound`` (a function of ``n_obs``) are not private.
 
     Raises
     ------
@@ -716,7 +723,10 @@ class PrivTreeSynthesizer:
     measure_ : SyntheticMeasure
         The released synthetic measure.
     diagnostics_ : PrivTreeDiagnostics
-        Fit facts for the data holder (``n_obs``, ``n_clipped`` are not private).
+        Fit facts for the data holder (``n_obs``, ``n_clipped`` and
+        ``expected_leaves_bound`` are not private). A pickled synthesizer is treated as
+        shareable: its copy keeps only the facts read off the release (leaves, nodes,
+        depth, projection cost) and has None for these three.
 
     See Also
     --------
@@ -770,6 +780,12 @@ class PrivTreeSynthesizer:
         # shift it identifies the seed, which replays the noise of the counts
         state = self.__dict__.copy()
         state["random_state"] = None
+        # nor may the exact counts of the private data (expected_leaves_bound is a
+        # function of n_obs and the public eps)
+        if "diagnostics_" in state:
+            state["diagnostics_"] = dataclasses.replace(
+                self.diagnostics_, n_obs=None, n_clipped=None, expected_leaves_bound=None
+            )
         return state
 
     def fit(self, X: object) -> PrivTreeSynthesizer:

@@ -123,3 +123,28 @@ def test_a_guessed_seed_rebuilds_the_private_rows():
     fresh = DPOTSource(2.0, 1e-5, 8).publish(XS)
     assert not any(np.array_equal(DPOTSource(2.0, 1e-5, 8, random_state=s).publish(
         zeros[:1]).projection, fresh.projection) for s in range(100))
+
+
+def test_pickled_synthesizer_drops_the_exact_counts_of_the_private_data():
+    import struct
+
+    x = UNIT.copy()
+    x[:3] = 1.5  # three records clipped onto the bounds
+    synth = PrivTreeSynthesizer(1.0, [(0, 1), (0, 1)], clip=True).fit(x)
+    diag = synth.diagnostics_
+    assert (diag.n_obs, diag.n_clipped) == (300, 3)
+    blob = pickle.dumps(synth)
+    assert struct.pack("<d", diag.expected_leaves_bound) not in blob  # it gives n_obs away
+    copy = pickle.loads(blob)
+    shared = copy.diagnostics_
+    assert (shared.n_obs, shared.n_clipped, shared.expected_leaves_bound) == (None, None, None)
+    assert "300" not in repr(shared)
+    # what the release shows is kept, and the owner's object is unchanged
+    assert (shared.n_leaves, shared.n_nodes, shared.depth) == (diag.n_leaves, diag.n_nodes,
+                                                              diag.depth)
+    assert synth.diagnostics_.n_obs == 300
+    # the copy still works
+    assert copy.sample(5, random_state=0).shape == (5, 2)
+    np.testing.assert_array_equal(copy.sample(5, random_state=0), synth.sample(5, random_state=0))
+    assert repr(copy.measure_) == repr(synth.measure_)
+    assert str(copy.measure_.summary()) == str(synth.measure_.summary())
