@@ -10,6 +10,7 @@ the Dobrushin bound :func:`~privinfer.pml.eta_tv`; :class:`PMLTest` uses it to t
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -141,12 +142,15 @@ class BinaryMechanism:
     # ----------------------------------------------------------------- evaluation
     def indicator(self, x: ArrayLike) -> FloatArray:
         """:math:`a(x)`: membership of each record in A (a weight in [0, 1] for soft sets)."""
+        return self._indicator(x, "BinaryMechanism")
+
+    def _indicator(self, x: ArrayLike, owner: str) -> FloatArray:
         if self.kind == "discrete":
             assert self.weights is not None
-            idx = self._check_atoms(x)
+            idx = self._check_atoms(x, owner)
             return self.weights[idx]
         assert self.boxes is not None and self.bounds is not None
-        pts = self._check_points(x)
+        pts = self._check_points(x, owner)
         inside = (pts[:, None, :] >= self.boxes[None, :, :, 0]) & (
             pts[:, None, :] <= self.boxes[None, :, :, 1]
         )
@@ -154,7 +158,10 @@ class BinaryMechanism:
 
     def prob_zero(self, x: ArrayLike) -> FloatArray:
         r""":math:`K^*(0|x)` for each record."""
-        return np.clip(self.base + self.eta * self.indicator(x), 0.0, 1.0)
+        return self._prob_zero(x, "BinaryMechanism")
+
+    def _prob_zero(self, x: ArrayLike, owner: str) -> FloatArray:
+        return np.clip(self.base + self.eta * self._indicator(x, owner), 0.0, 1.0)
 
     @property
     def kernel(self) -> FloatArray:
@@ -218,19 +225,25 @@ class BinaryMechanism:
         ...     print("sorted by the value" in str(err))
         True
         """
+        return self._privatize(x, random_state, "BinaryMechanism.privatize")
+
+    def _privatize(
+        self, x: ArrayLike, random_state: RandomStateLike, owner: str
+    ) -> IntArray | pd.Series:
+        """:meth:`privatize`, with messages naming ``owner`` (the method the user called)."""
         rng = check_random_state(random_state)
-        p0 = self.prob_zero(np.asarray(x))
+        p0 = self._prob_zero(np.asarray(x), owner)
         check_row_order(
-            x, "BinaryMechanism.privatize",
+            x, owner,
             "To publish bits next to public columns use release(data, private, "
             "public=[...]), which shuffles the rows jointly; to test or estimate only, "
             "shuffle the values first (x[rng.permutation(len(x))]) and pass an array.",
         )
         return as_released(x, (rng.random(p0.shape[0]) >= p0).astype(np.int64))
 
-    def _draw(self, values: np.ndarray, rng: np.random.Generator) -> IntArray:
+    def _draw(self, values: np.ndarray, rng: np.random.Generator, owner: str) -> IntArray:
         """Bits of the records ``values`` (no order checks; :meth:`release` shuffles)."""
-        p0 = self.prob_zero(values)
+        p0 = self._prob_zero(values, owner)
         return (rng.random(p0.shape[0]) >= p0).astype(np.int64)
 
     def release(
@@ -304,9 +317,24 @@ class BinaryMechanism:
         >>> released.columns.tolist(), released.index.equals(pd.RangeIndex(400))
         (['grade', 'wave'], True)
         """
+        return self._release(data, private, public=public, name=name, shuffle=shuffle,
+                             random_state=random_state, owner="BinaryMechanism.release")
+
+    def _release(
+        self,
+        data: Any,
+        private: str | Sequence[str],
+        *,
+        public: Sequence[str] | None,
+        name: str | None,
+        shuffle: bool,
+        random_state: RandomStateLike,
+        owner: str,
+    ) -> pd.DataFrame:
+        """:meth:`release`, with messages naming ``owner`` (the method the user called)."""
         return release_bits(
-            self._draw, data, private, public=public, name=name, shuffle=shuffle,
-            random_state=random_state, owner="BinaryMechanism.release",
+            functools.partial(self._draw, owner=owner), data, private, public=public,
+            name=name, shuffle=shuffle, random_state=random_state, owner=owner,
             mechanism=f"BinaryMechanism(kind={self.kind!r}, eps={self.eps:g}, c={self.c:g})",
         )
 
@@ -316,44 +344,44 @@ class BinaryMechanism:
                             mechanism="optimal binary K*")
 
     # ----------------------------------------------------------------- validation
-    def _check_atoms(self, x: ArrayLike) -> IntArray:
+    def _check_atoms(self, x: ArrayLike, owner: str) -> IntArray:
         arr = np.asarray(x)
         assert self.weights is not None
         n = self.weights.shape[0]
-        check_no_nan(arr, "x", "BinaryMechanism")
+        check_no_nan(arr, "x", owner)
         if arr.ndim != 1 or not (
             np.issubdtype(arr.dtype, np.integer)
             or (np.issubdtype(arr.dtype, np.floating) and np.all(arr == np.round(arr)))
         ):
             raise DataMismatchError(
-                f"BinaryMechanism: x must be a 1-D array of atoms 0..{n - 1}; got dtype "
+                f"{owner}: x must be a 1-D array of atoms 0..{n - 1}; got dtype "
                 f"{arr.dtype}, shape {arr.shape}."
             )
         idx = arr.astype(np.int64)
         bad = np.flatnonzero((idx < 0) | (idx >= n))
         if bad.size:
             raise OutOfSupportError(
-                f"BinaryMechanism: x holds atoms outside 0..{n - 1} at rows "
+                f"{owner}: x holds atoms outside 0..{n - 1} at rows "
                 f"{bad[:5].tolist()} (values {idx[bad[:5]].tolist()})."
             )
         return idx
 
-    def _check_points(self, x: ArrayLike) -> FloatArray:
+    def _check_points(self, x: ArrayLike, owner: str) -> FloatArray:
         assert self.bounds is not None
         d = self.bounds.shape[0]
         pts = np.asarray(x, dtype=float)
-        check_no_nan(pts, "x", "BinaryMechanism")
+        check_no_nan(pts, "x", owner)
         if pts.ndim == 1 and d == 1:
             pts = pts[:, None]
         if pts.ndim != 2 or pts.shape[1] != d:
             raise DataMismatchError(
-                f"BinaryMechanism: x must have shape (n,) or (n, {d}); got {pts.shape}."
+                f"{owner}: x must have shape (n,) or (n, {d}); got {pts.shape}."
             )
         out = np.any((pts < self.bounds[:, 0]) | (pts > self.bounds[:, 1]), axis=1)
         if np.any(out):
             bad = np.flatnonzero(out)
             raise OutOfSupportError(
-                f"BinaryMechanism: rows {bad[:5].tolist()} lie outside the space "
+                f"{owner}: rows {bad[:5].tolist()} lie outside the space "
                 f"{self.bounds.tolist()}."
             )
         return pts
@@ -1250,7 +1278,7 @@ class PMLTest:
             The order of ``x`` reveals its values (e.g. sorted), or ``x`` has an index
             other than the default ``RangeIndex``.
         """
-        return self.mechanism.privatize(x, random_state=random_state)
+        return self.mechanism._privatize(x, random_state, "PMLTest.privatize")
 
     def release(
         self,
@@ -1279,8 +1307,9 @@ class PMLTest:
         >>> bool(t.test(released["grade"]).reject)
         True
         """
-        return self.mechanism.release(
-            data, private, public=public, shuffle=shuffle, random_state=random_state
+        return self.mechanism._release(
+            data, private, public=public, name=None, shuffle=shuffle,
+            random_state=random_state, owner="PMLTest.release",
         )
 
     def test(self, released: ArrayLike, *, alpha: float | None = None, zeta: float = 0.05,

@@ -98,3 +98,26 @@ def test_pmltest_power_accepts_whole_numbers_in_any_dtype():
     expected = t.plans[0].power(np.array([100, 1000]), 0.05)
     np.testing.assert_array_equal(t.power([100.0, 1000.0]), expected)
     assert float(t.power(np.int64(100))) == expected[0]
+
+
+def test_pmltest_privatize_and_release_errors_name_the_method_called():
+    import pandas as pd
+
+    from privinfer.exceptions import DataMismatchError, RowOrderError
+
+    t = PMLTest([0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4], eps=1.0, c=0.05)
+    x = np.random.default_rng(0).integers(0, 4, 200)
+    calls = [
+        (RowOrderError, lambda: t.privatize(np.sort(x)), "PMLTest.privatize"),
+        (OutOfSupportError, lambda: t.privatize(np.r_[x, 7]), "PMLTest.privatize"),
+        (OutOfSupportError, lambda: t.release(pd.DataFrame({"g": np.r_[x, 7]}), "g"),
+         "PMLTest.release"),
+        (DataMismatchError, lambda: t.release(pd.DataFrame({"g": x}), "h"), "PMLTest.release"),
+        (OutOfSupportError, lambda: t.mechanism.privatize(np.r_[x, 7]),
+         "BinaryMechanism.privatize"),
+    ]
+    for error, call, owner in calls:
+        with pytest.raises(error, match=rf"^{owner}\b") as info:
+            call()
+        if owner.startswith("PMLTest"):
+            assert "BinaryMechanism" not in str(info.value)
