@@ -62,6 +62,21 @@ def test_release_carries_no_column_name_of_the_raw_frame():
     assert out.compute().columns.name is None
 
 
+@pytest.mark.parametrize("shuffle", [True, False, "global"])
+def test_release_carries_no_flags_or_attrs_of_the_raw_frame(shuffle):
+    raw, mech = _raw(600)
+    raw = raw.set_flags(allows_duplicate_labels=False)
+    raw.attrs = {"source": "internal file"}
+    ddf = dd.from_pandas(raw, npartitions=3)
+    assert ddf.partitions[0].compute().attrs == raw.attrs  # Dask keeps them on partitions
+    out = _release(mech, ddf, shuffle=shuffle, random_state=1)
+    assert out._meta.flags.allows_duplicate_labels is True
+    assert "source" not in out._meta.attrs
+    for part in out.to_delayed():
+        part = part.compute()
+        assert part.flags.allows_duplicate_labels is True and part.attrs == {}
+
+
 def test_keep_rate_and_reproducibility():
     raw, mech = _raw()
     ddf = dd.from_pandas(raw, npartitions=8)
