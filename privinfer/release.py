@@ -218,8 +218,8 @@ def read_release(path: str | os.PathLike[str]) -> pd.DataFrame:
     Raises
     ------
     DataMismatchError
-        The file carries no privinfer release metadata, or its content does not match
-        its fingerprint (modified after it was written).
+        The file is not a Parquet file, carries no privinfer release metadata, or its
+        content does not match its fingerprint (modified after it was written).
 
     Examples
     --------
@@ -239,8 +239,14 @@ def read_release(path: str | os.PathLike[str]) -> pd.DataFrame:
         from privinfer.mechanisms._dask import read_release_dir
 
         return read_release_dir(path)
-    _, pq = _pyarrow(owner)
-    table = pq.read_table(os.fspath(path))
+    pa, pq = _pyarrow(owner)
+    try:
+        table = pq.read_table(os.fspath(path))
+    except pa.ArrowInvalid as exc:  # a CSV file, a truncated download, any other format
+        raise DataMismatchError(
+            f"{owner}: {os.fspath(path)!r} is not a readable Parquet file ({exc}); release "
+            "files are written by write_release."
+        ) from exc
     meta = table.schema.metadata or {}
     if _KEY_MECHANISM not in meta or _KEY_RELEASE not in meta:
         raise DataMismatchError(

@@ -129,3 +129,11 @@ def test_alpha_one_needs_no_verification():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ex.UnverifiedReleaseWarning)
         pi.PrivateGMM.ols("y ~ x", raw[["x", "g", "k", "y"]], mechanism=exact)
+
+
+@pytest.mark.parametrize("content", [b"y,x\n1,2\n", b"PAR1", b""])
+def test_a_file_that_is_not_parquet_raises_a_data_mismatch_error(tmp_path, content):
+    path = tmp_path / "release.parquet"
+    path.write_bytes(content)
+    with pytest.raises(ex.DataMismatchError, match="not a readable Parquet file"):
+        pi.read_release(path)
