@@ -253,11 +253,11 @@ def read_release(path: str | os.PathLike[str]) -> pd.DataFrame:
             f"{owner}: {os.fspath(path)!r} carries no privinfer release metadata; it was not "
             "written by write_release."
         )
-    fmt = meta.get(_KEY_FORMAT, b"").decode()
+    fmt = meta.get(_KEY_FORMAT, b"").decode(errors="replace")
     if fmt != FORMAT:
         raise DataMismatchError(f"{owner}: unknown release format {fmt!r} (expected {FORMAT!r}).")
-    mech_desc = json.loads(meta[_KEY_MECHANISM])
-    desc = json.loads(meta[_KEY_RELEASE])
+    mech_desc = _json_object(meta[_KEY_MECHANISM], "mechanism", owner, MechanismMismatchError)
+    desc = _json_object(meta[_KEY_RELEASE], "release", owner, DataMismatchError)
     try:
         mechanism = AlphaIdentity.from_dict(mech_desc)
     except (KeyError, TypeError, ValueError) as exc:
@@ -267,7 +267,7 @@ def read_release(path: str | os.PathLike[str]) -> pd.DataFrame:
         if col in released.columns:
             released[col] = pd.Categorical(released[col], categories=levels)
     released.attrs = {ATTRS_KEY: mech_desc, RELEASE_KEY: desc}
-    stored = meta.get(_KEY_FINGERPRINT, b"").decode()
+    stored = meta.get(_KEY_FINGERPRINT, b"").decode(errors="replace")
     fingerprint = release_fingerprint(released)
     if stored != fingerprint:
         raise DataMismatchError(
@@ -277,6 +277,20 @@ def read_release(path: str | os.PathLike[str]) -> pd.DataFrame:
     released.attrs[RELEASE_KEY] = {**desc, "fingerprint": fingerprint}
     mechanism.check_data(released, owner)
     return released
+
+
+def _json_object(raw: bytes, what: str, owner: str, error: type[Exception]) -> dict[str, Any]:
+    """A JSON object stored in a release file's metadata; ``error`` when it is not one."""
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:  # not UTF-8 or not JSON (UnicodeDecodeError is a ValueError)
+        raise error(f"{owner}: unreadable {what} description ({exc}).") from exc
+    if not isinstance(value, dict):
+        raise error(
+            f"{owner}: unreadable {what} description (a JSON object was expected; got "
+            f"{type(value).__name__})."
+        )
+    return value
 
 
 def _pyarrow(owner: str) -> tuple[Any, Any]:

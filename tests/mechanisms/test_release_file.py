@@ -137,3 +137,39 @@ def test_a_file_that_is_not_parquet_raises_a_data_mismatch_error(tmp_path, conte
     path.write_bytes(content)
     with pytest.raises(ex.DataMismatchError, match="not a readable Parquet file"):
         pi.read_release(path)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "error"),
+    [
+        (b"privinfer.mechanism", b"{not json", ex.MechanismMismatchError),
+        (b"privinfer.mechanism", b"[1, 2]", ex.MechanismMismatchError),
+        (b"privinfer.mechanism", b"null", ex.MechanismMismatchError),
+        (b"privinfer.mechanism", b"\xff\xfe", ex.MechanismMismatchError),
+        (b"privinfer.release", b"{not json", ex.DataMismatchError),
+        (b"privinfer.release", b"[1, 2]", ex.DataMismatchError),
+    ],
+)
+def test_edited_metadata_that_is_not_a_json_object_raises_clearly(tmp_path, key, value, error):
+    import pyarrow.parquet as pq
+
+    _, _, released = _holder(200)
+    path = tmp_path / "release.parquet"
+    pi.write_release(released, path)
+    table = pq.read_table(path)
+    pq.write_table(table.replace_schema_metadata({**table.schema.metadata, key: value}), path)
+    with pytest.raises(error, match="unreadable"):
+        pi.read_release(path)
+
+
+@pytest.mark.parametrize("key", [b"privinfer.format", b"privinfer.fingerprint"])
+def test_edited_format_or_fingerprint_that_is_not_text_raises_clearly(tmp_path, key):
+    import pyarrow.parquet as pq
+
+    _, _, released = _holder(200)
+    path = tmp_path / "release.parquet"
+    pi.write_release(released, path)
+    table = pq.read_table(path)
+    pq.write_table(table.replace_schema_metadata({**table.schema.metadata, key: b"\xff"}), path)
+    with pytest.raises(ex.DataMismatchError, match=r"format|fingerprint"):
+        pi.read_release(path)
