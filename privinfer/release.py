@@ -185,6 +185,12 @@ def write_release(released: pd.DataFrame, path: str | os.PathLike[str]) -> str:
     fingerprint = release_fingerprint(released)
     table = pa.Table.from_pandas(released, preserve_index=False)
     meta = dict(table.schema.metadata or {})
+    # pyarrow copies the frame's whole ``attrs`` into its pandas metadata; the file keeps
+    # only the two descriptions below (under their own keys, covered by the fingerprint)
+    if b"pandas" in meta:
+        pandas_meta = json.loads(meta[b"pandas"])
+        pandas_meta.pop("attributes", None)
+        meta[b"pandas"] = json.dumps(pandas_meta).encode()
     meta.update({
         _KEY_FORMAT: FORMAT.encode(),
         _KEY_MECHANISM: json.dumps(mech_desc, default=str).encode(),

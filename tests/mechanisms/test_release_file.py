@@ -173,3 +173,17 @@ def test_edited_format_or_fingerprint_that_is_not_text_raises_clearly(tmp_path, 
     pq.write_table(table.replace_schema_metadata({**table.schema.metadata, key: b"\xff"}), path)
     with pytest.raises(ex.DataMismatchError, match=r"format|fingerprint"):
         pi.read_release(path)
+
+
+def test_a_release_file_stores_no_attrs_beyond_the_two_descriptions(tmp_path):
+    import pyarrow.parquet as pq
+
+    _, _, released = _holder(200)
+    released.attrs["source"] = "patients_sorted_by_income.csv"
+    path = tmp_path / "release.parquet"
+    pi.write_release(released, path)
+    assert b"patients_sorted_by_income" not in path.read_bytes()
+    assert "attributes" not in pq.read_metadata(path).metadata[b"pandas"].decode()
+    back = pi.read_release(path)
+    assert set(back.attrs) == {ATTRS_KEY, RELEASE_KEY}
+    pd.testing.assert_frame_equal(back, released)
