@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -51,7 +52,12 @@ def _descriptions(released: pd.DataFrame, owner: str) -> tuple[dict[str, Any], d
             "release description). Write the output of mech.privatize(raw, public=[...]) "
             "as it is."
         )
-    return dict(mech), {k: v for k, v in dict(desc).items() if k != "fingerprint"}
+    if not isinstance(mech, Mapping) or not isinstance(desc, Mapping):
+        raise DataMismatchError(
+            f"{owner}: the frame's release attrs were edited (the mechanism and release "
+            "descriptions must be mappings); write the output of privatize unmodified."
+        )
+    return dict(mech), {k: v for k, v in desc.items() if k != "fingerprint"}
 
 
 def release_fingerprint(released: pd.DataFrame) -> str:
@@ -167,19 +173,26 @@ def write_release(released: pd.DataFrame, path: str | os.PathLike[str]) -> str:
 
         return write_release_dir(released, path)  # type: ignore[return-value]
     mech_desc, desc = _descriptions(released, owner)
-    roles = [*desc.get("private", []), *desc.get("public", [])]
+    try:
+        roles = [*desc.get("private", []), *desc.get("public", [])]
+        n_rows = int(desc.get("n_rows", len(released)))
+        mechanism = AlphaIdentity.from_dict(mech_desc)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DataMismatchError(
+            f"{owner}: the frame's release attrs were edited and cannot be read ({exc!r}); "
+            "write the output of privatize unmodified."
+        ) from exc
     if sorted(map(str, released.columns)) != sorted(map(str, roles)):
         raise DataMismatchError(
             f"{owner}: the frame's columns {list(released.columns)!r} differ from the "
             f"release's columns {roles!r} (private and declared public). Write the output "
             "of privatize unmodified; privatise again to change what is published."
         )
-    if int(desc.get("n_rows", len(released))) != len(released):
+    if n_rows != len(released):
         raise DataMismatchError(
             f"{owner}: the frame has {len(released)} rows but the release had "
-            f"{desc['n_rows']}; write the output of privatize unmodified."
+            f"{n_rows}; write the output of privatize unmodified."
         )
-    mechanism = AlphaIdentity.from_dict(mech_desc)
     mechanism.check_data(released, owner)
     pa, pq = _pyarrow(owner)
     fingerprint = release_fingerprint(released)

@@ -187,3 +187,24 @@ def test_a_release_file_stores_no_attrs_beyond_the_two_descriptions(tmp_path):
     back = pi.read_release(path)
     assert set(back.attrs) == {ATTRS_KEY, RELEASE_KEY}
     pd.testing.assert_frame_equal(back, released)
+
+
+@pytest.mark.parametrize(
+    ("key", "edit"),
+    [
+        (ATTRS_KEY, "junk"),
+        (ATTRS_KEY, {"mechanism": "alpha-identity"}),
+        (RELEASE_KEY, "junk"),
+        (RELEASE_KEY, {"private": None}),
+        (RELEASE_KEY, {"n_rows": "many"}),
+    ],
+)
+def test_write_release_refuses_edited_attrs_clearly(tmp_path, key, edit):
+    _, _, released = _holder(200)
+    released = released.copy()
+    if isinstance(edit, dict) and key == RELEASE_KEY:
+        edit = {**released.attrs[key], **edit}
+    released.attrs[key] = edit
+    with pytest.raises(ex.DataMismatchError, match="attrs were edited"):
+        pi.write_release(released, tmp_path / "release.parquet")
+    assert not (tmp_path / "release.parquet").exists()
