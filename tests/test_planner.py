@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -121,3 +123,15 @@ def test_nsw_plan_states_the_noise_behind_its_wiggles():
         assert np.all(mc[1:] > 0)
         drop = infl[:-1] - infl[1:]
         assert np.all(drop <= 2.0 * np.hypot(mc[:-1], mc[1:])), t
+
+
+def test_a_raw_pilot_is_not_checked_as_a_release_of_the_mechanisms_alpha(pilot):
+    # the mechanism's own alpha is replaced by the grid: a planned alpha = 0.5 and a
+    # raw pilot (here skewed, unlike a release at 0.5) are what plan is for
+    skewed = pilot.assign(x=np.where(pilot["x"] > 0, 0.3 * pilot["x"], pilot["x"]))
+    mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(-1, 1)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pi.exceptions.UnverifiedReleaseWarning)
+        p = pi.plan(skewed, outcome="y", treatment="d", covariates="x", mechanism=mech,
+                    alphas=[1.0, 0.5], n_sim=1, degree=2, random_state=0)
+    assert p.table.index.tolist() == [1.0, 0.5]
