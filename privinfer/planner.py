@@ -366,9 +366,12 @@ def _coupled_release(
             values = np.where(replaced, draws[col].to_numpy(dtype=object),
                               out[col].to_numpy(dtype=object))
             out[col] = pd.Categorical(values, categories=levels[col])
-        else:
+        elif pd.api.types.is_numeric_dtype(draws[col]):
             out[col] = np.where(replaced, draws[col].to_numpy(dtype=float),
                                 out[col].to_numpy(dtype=float))
+        else:  # an empirical reference of labels (strings, dates): keep them as they are
+            out[col] = np.where(replaced, draws[col].to_numpy(dtype=object),
+                                out[col].to_numpy(dtype=object))
     return out
 
 

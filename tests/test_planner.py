@@ -135,3 +135,17 @@ def test_a_raw_pilot_is_not_checked_as_a_release_of_the_mechanisms_alpha(pilot):
         p = pi.plan(skewed, outcome="y", treatment="d", covariates="x", mechanism=mech,
                     alphas=[1.0, 0.5], n_sim=1, degree=2, random_state=0)
     assert p.table.index.tolist() == [1.0, 0.5]
+
+
+def test_an_empirical_reference_of_labels_is_planned(pilot):
+    rng = np.random.default_rng(3)
+    labelled = pilot.assign(g=rng.choice(["a", "b", "c"], len(pilot)))
+    mech = pi.AlphaIdentity(1.0, {"g": pi.reference.Empirical(pd.Series(["a", "b", "c"],
+                                                                         name="g"))})
+    draws = mech.reference.sample(len(labelled), random_state=0)
+    replaced = rng.random(len(labelled)) < 0.5
+    out = _coupled_release(labelled, draws, replaced, mech)
+    assert out["g"].tolist() == np.where(replaced, draws["g"], labelled["g"]).tolist()
+    p = pi.plan(labelled, outcome="y", treatment="d", covariates="C(g) + x", mechanism=mech,
+                alphas=[1.0, 0.5], n_sim=1, degree=2, random_state=0)
+    assert np.isfinite(p.table["sigma"]).all()
