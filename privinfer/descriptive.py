@@ -135,7 +135,16 @@ def private_histogram(
     Raises
     ------
     DataMismatchError
-        ``column`` is not private, or ``by`` is private or missing.
+        ``column`` is not private, ``by`` is private or missing, or no rows.
+    MechanismMismatchError
+        ``released`` was released by another mechanism than ``mechanism``.
+    MissingValueError, OutOfSupportError
+        A released private value is missing, infinite or outside the reference support.
+
+    Warns
+    -----
+    UnverifiedReleaseWarning
+        ``released`` carries no release metadata (raw data, a CSV file).
 
     Examples
     --------
@@ -148,8 +157,16 @@ def private_histogram(
     1.0
     """
     owner = "private_histogram"
+    if not isinstance(released, pd.DataFrame):
+        raise DataMismatchError(
+            f"{owner} expects a pandas DataFrame; got {type(released).__name__}."
+        )
     if mechanism is None:
         mechanism = AlphaIdentity.from_released(released)
+    if not isinstance(mechanism, AlphaIdentity):
+        raise TypeError(
+            f"{owner}: 'mechanism' must be an AlphaIdentity; got {type(mechanism).__name__}."
+        )
     if column not in mechanism.private_columns:
         raise DataMismatchError(
             f"{owner}: {column!r} is not a private column of the mechanism (private: "
@@ -162,6 +179,10 @@ def private_histogram(
             f"{owner}: by={by!r} must be a public column of the released data."
         )
     reference_size = check_int(reference_size, "reference_size", owner, 64)
+    # released by this mechanism, no missing or out-of-support private values
+    mechanism.check_data(released, owner)
+    if len(released) == 0:
+        raise DataMismatchError(f"{owner}: the released data have no rows.")
     comp = next(c for cols, c in mechanism.reference.parts if column in cols)
     draw = reference_design(mechanism, None, reference_size, random_state)
     ref_vals = draw.frame[column]

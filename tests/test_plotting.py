@@ -165,3 +165,28 @@ def test_privacy_tradeoff_plot_names_the_available_params(treatment_fits):
     fits, _ = treatment_fits
     with pytest.raises(DataMismatchError, match=r"param='ATT' is not a parameter.*\['ATE'\]"):
         plotting.privacy_tradeoff_plot(fits, param="ATT")
+
+
+def test_private_histogram_checks_the_release_like_the_models():
+    from privinfer import exceptions as ex
+
+    rng = np.random.default_rng(5)
+    raw = pd.DataFrame({"x": rng.beta(2, 5, 2000)})
+    mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
+    released = mech.privatize(raw, random_state=1)
+    with pytest.raises(ex.MechanismMismatchError, match="were released by"):
+        plotting.private_histogram(released, "x", mechanism=pi.AlphaIdentity(0.9, mech.reference))
+    # raw data analysed as a release: a warning, and the mixture's share test fails
+    with pytest.warns(ex.UnverifiedReleaseWarning), pytest.raises(ex.MechanismMismatchError):
+        plotting.private_histogram(raw, "x", mechanism=mech, bins=4)
+    for bad in (np.nan, np.inf):
+        edited = released.copy()
+        edited.loc[0, "x"] = bad
+        with pytest.raises(ex.MissingValueError):
+            plotting.private_histogram(edited, "x", bins=4)
+    with pytest.raises(DataMismatchError, match="no rows"):
+        plotting.private_histogram(released.iloc[:0], "x", bins=4)
+    with pytest.raises(DataMismatchError, match="DataFrame"):
+        plotting.private_histogram(released["x"], "x", mechanism=mech)
+    with pytest.raises(TypeError, match="AlphaIdentity"):
+        plotting.private_histogram(released, "x", mechanism="alpha-identity")
