@@ -93,7 +93,7 @@ class ComparisonResults(PersistMixin):
         """A statsmodels Summary: estimates with standard errors in parentheses."""
         smry = Summary()
         params, se = self.params, self.std_errors
-        names = list(self._results)
+        names = [str(k) for k in self._results]  # keys may be alphas or other numbers
         head = [
             ["Estimator", *[r.model for r in self._results.values()]],
             ["No. Observations", *[str(r.nobs) for r in self._results.values()]],

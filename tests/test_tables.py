@@ -108,3 +108,11 @@ def test_comparison_results_save_load(fits, tmp_path):
     pd.testing.assert_frame_equal(back.params, table.params)
     with pytest.raises(DataMismatchError, match="not a PrivateResults"):
         pi.PrivateResults.load(tmp_path / "cmp.pkl")
+
+
+def test_compare_labels_that_are_not_strings(fits):
+    small, big, _ = fits
+    table = pi.compare({1.0: big, 0.5: small})  # e.g. one fit per alpha
+    assert table.params.columns.tolist() == [1.0, 0.5]
+    text = str(table.summary())
+    assert "Model Comparison" in text and "0.5" in text
