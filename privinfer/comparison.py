@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -140,7 +140,8 @@ def compare(
     Raises
     ------
     DataMismatchError
-        Nothing to compare, or an entry that is not a results object.
+        Nothing to compare, a single result or other object instead of a mapping or a
+        list, or an entry that is not a results object.
 
     Examples
     --------
@@ -155,8 +156,16 @@ def compare(
     >>> table.params.loc["ATE"].tolist()
     [1.0, 2.0]
     """
+    # imported here: privinfer.results re-exports this module
+    from privinfer.results import PrivateResults
+
     if isinstance(results, Mapping):
         items = dict(results)
+    elif isinstance(results, PrivateResults | str) or not isinstance(results, Iterable):
+        raise DataMismatchError(
+            "compare: results must be a mapping of labels to PrivateResults or a list of "
+            f"them; got {type(results).__name__} (wrap a single result in a list)."
+        )
     else:
         items = {}
         for r in results:
@@ -168,9 +177,6 @@ def compare(
             items[label] = r
     if not items:
         raise DataMismatchError("compare: no results given.")
-    # imported here: privinfer.results re-exports this module
-    from privinfer.results import PrivateResults
-
     bad = [k for k, r in items.items() if not isinstance(r, PrivateResults)]
     if bad:
         raise DataMismatchError(f"compare: entries {bad!r} are not PrivateResults.")

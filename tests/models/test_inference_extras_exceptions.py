@@ -125,6 +125,13 @@ def test_combining_results_from_different_rows(data, mech, res):
         pi.compare([])
 
 
+@pytest.mark.parametrize("bad", ["single", None, 3, "text"])
+def test_compare_needs_a_mapping_or_a_list(res, bad):
+    results = res if bad == "single" else bad
+    with pytest.raises(DataMismatchError, match="mapping of labels to PrivateResults"):
+        pi.compare(results)
+
+
 def test_planner_bad_input(data, mech):
     with pytest.raises(MechanismMismatchError, match="AlphaIdentity"):
         pi.plan(data, outcome="y", treatment="d", covariates="x", mechanism={"x": None})
