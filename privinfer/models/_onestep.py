@@ -741,7 +741,7 @@ class TreatmentModel:
                 f"below {_MIN_EFFECTIVE_N}, where the validation study of the package found "
                 "its intervals unreliable on hard designs (noisy deconvolved nuisance fits, "
                 "bootstrap standard errors that swing from too small to far too large); "
-                f"about n >= {int(np.ceil(_MIN_EFFECTIVE_N / alpha**2))} rows at alpha = "
+                f"about n >= {_rows_for(_MIN_EFFECTIVE_N, alpha)} rows at alpha = "
                 f"{alpha:g} would be needed. Read the interval as indicative.",
                 NuisanceNoiseWarning,
                 stacklevel=5,
@@ -761,7 +761,7 @@ class TreatmentModel:
                 f"{ratio[worst]:.2f} times the influence-function one, so the bootstrap one "
                 "is reported. The deconvolved nuisance fits (and their private CV choices) "
                 "vary more than a first-order expansion says; their extra variance falls "
-                f"like 1/(n * alpha^2): about n >= {int(np.ceil(need_eff / alpha**2))} rows "
+                f"like 1/(n * alpha^2): about n >= {_rows_for(need_eff, alpha)} rows "
                 f"at alpha = {alpha:g} (n * alpha^2 >= {need_eff:.0f}) would bring the two "
                 f"within {100 * (_NOISE_TARGET_RATIO - 1):.0f}%.",
                 NuisanceNoiseWarning,
@@ -823,7 +823,7 @@ class TreatmentModel:
         if ratio[worst] > _BIAS_WARN_SHARE:
             alpha, n = self.mechanism.alpha, self.inputs.n_obs
             need_eff = n * alpha**2 * (ratio[worst] / _BIAS_TARGET_SHARE) ** 2
-            need = int(np.ceil(need_eff / alpha**2))
+            need = _rows_for(need_eff, alpha)
             cv = float(bias_aware_critical_value(ratio[worst]))
             where = (
                 "in directions swamped by privatisation noise"
@@ -1386,3 +1386,13 @@ class TreatmentModel:
                 betas[0], riesz.theta_w, pub(st.A1, st.cnt, 1), pub(st.Ay, st.sy, 0), aa0
             )
         return out
+
+
+def _rows_for(effective_n: float, alpha: float) -> str:
+    """Rows giving ``n * alpha**2 = effective_n``, as text for a warning.
+
+    A tiny alpha makes ``alpha**2`` underflow to 0 or the quotient overflow; the count
+    is then ``inf`` (no study reaches it) instead of a ZeroDivisionError.
+    """
+    need = effective_n / alpha**2 if alpha**2 > 0 else np.inf
+    return str(int(np.ceil(need))) if np.isfinite(need) else "inf"

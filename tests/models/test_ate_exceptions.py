@@ -245,3 +245,12 @@ def test_treatment_mixing_value_types_is_a_clear_error(data, mech):
     for model in (pi.PrivateATE, pi.PrivatePOM, pi.PrivateATT):
         with pytest.raises(ex.DataMismatchError, match=r"treatment 'd' mixes value types"):
             model.from_formula("y ~ d | x + w", data, mechanism=mech)
+
+
+@pytest.mark.parametrize("alpha", [1e-155, 1e-200])
+def test_a_tiny_alpha_warns_instead_of_dividing_by_zero(data, alpha):
+    # alpha**2 underflows to 0 (or n / alpha**2 overflows): the warning names no row count
+    mech = pi.AlphaIdentity(alpha, {"x": pi.reference.Uniform(0, 1)})
+    released = mech.privatize(data, public=["y", "d", "w"], random_state=None)
+    with pytest.warns(ex.NuisanceNoiseWarning, match="about n >= inf rows"):
+        pi.PrivateATE.from_formula("y ~ d | x", released).fit(random_state=0)
