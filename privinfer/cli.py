@@ -138,10 +138,17 @@ def _demo(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     effective_n = args.n * args.alpha**2
     if effective_n < MIN_EFFECTIVE_N:
+        # alpha**2 underflows to 0 (or the quotient overflows) for a tiny alpha
+        needed = MIN_EFFECTIVE_N / args.alpha**2 if args.alpha**2 > 0 else math.inf
+        advice = (
+            f"use --n {math.ceil(needed)} or more at this alpha"
+            if math.isfinite(needed)
+            else "no feasible --n reaches it at this alpha; raise --alpha"
+        )
         _warn(
             f"n * alpha^2 = {effective_n:.4g} is below {MIN_EFFECTIVE_N:g}: the privacy noise "
-            "swamps the deconvolved nuisance fits and the estimates below are unreliable; "
-            f"use --n {math.ceil(MIN_EFFECTIVE_N / args.alpha**2)} or more at this alpha."
+            f"swamps the deconvolved nuisance fits and the estimates below are unreliable; "
+            f"{advice}."
         )
     raw = simulate_demo_data(args.n, random_state=args.seed)
     reference = {

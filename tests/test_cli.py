@@ -90,3 +90,10 @@ def test_demo_is_quiet_at_default_settings(capsys):
     assert code == 0
     assert err == ""
     assert "PrivateATT Results" in out and "non-private" in out
+
+
+@pytest.mark.parametrize("alpha", ["1e-155", "1e-200"])
+def test_demo_at_a_tiny_alpha_warns_without_a_traceback(capsys, alpha):
+    code, _out, err = _run(capsys, "demo", "--n", "60", "--alpha", alpha)
+    assert code == 0
+    assert "no feasible --n" in err and "raise --alpha" in err
