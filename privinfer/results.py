@@ -481,6 +481,7 @@ class PrivateResults(PostEstimationMixin):
         if rec.bootstrap is not None:
             boot = replace(rec.bootstrap, t_stats=rec.bootstrap.t_stats[:, pos])
         rep = rec.rep_params[names] if set(names) <= set(rec.rep_params.columns) else rec.rep_params
+        bound = None if rec.bias_bound is None else rec.bias_bound.iloc[pos]
         return PrivateResults(
             replace(
                 rec,
@@ -489,6 +490,7 @@ class PrivateResults(PostEstimationMixin):
                 cov_override=cov,
                 bootstrap=boot,
                 rep_params=rep,
+                bias_bound=bound,
                 joint_cov=_joint_cov(rec),
             )
         )

@@ -410,6 +410,24 @@ def test_joint_band_is_never_narrower_than_a_bias_aware_interval():
     np.testing.assert_allclose(width(joint)[1], width(plain)[1])  # no bound: sup-t as before
 
 
+def test_selected_parameters_keep_their_own_bias_bound():
+    """results[[...]] slices the bias bound with the parameters: the full-length bound made
+    conf_int and summary of a selection crash with pandas' 'Length of values (2) does not
+    match length of index (1)'."""
+    from privinfer.results import Diagnostics, PrivateResults, ResultsRecord
+
+    phi = np.random.default_rng(0).normal(size=(400, 2))
+    rec = ResultsRecord("Demo", "y", pd.Series({"a": 0.1, "b": 0.2}), phi - phi.mean(0),
+                        {"alpha": 1.0}, None, (), Diagnostics(), pd.DataFrame(),
+                        bias_bound=pd.Series({"a": 0.0, "b": 0.05}))  # fmt: skip
+    res = PrivateResults(rec)
+    full = res.conf_int(alpha=0.1)
+    for names in (["a"], ["b"], ["b", "a"]):
+        pd.testing.assert_frame_equal(res[names].conf_int(alpha=0.1), full.loc[names])
+    assert "widened" in str(res["b"].summary())
+    assert "widened" not in str(res["a"].summary())
+
+
 def test_joint_band_from_few_draws_is_never_narrower_than_pointwise():
     # sup-t: max_j |t_j| >= |t_1| ~ N(0, 1), so the joint critical value is at least the
     # pointwise one; a quantile of 2 or 5 draws fell below it (a band narrower than
