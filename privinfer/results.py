@@ -453,6 +453,8 @@ class PrivateResults(PostEstimationMixin):
             from statsmodels.stats.multitest import multipletests
 
             try:
+                if not isinstance(method, str):  # statsmodels calls method.lower()
+                    raise ValueError("not a string")
                 adj = multipletests(pvals, method=method)[1]
             except ValueError as err:
                 raise ValueError(

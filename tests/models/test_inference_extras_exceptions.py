@@ -52,6 +52,13 @@ def test_joint_intervals_and_romano_wolf_need_a_bootstrap(res):
         res.p_adjust("no-such-method")
 
 
+@pytest.mark.parametrize("method", [None, 3, ["holm"]])
+def test_p_adjust_method_that_is_not_a_string(res, method):
+    # statsmodels' multipletests called method.lower(): a bare AttributeError
+    with pytest.raises(ValueError, match=r"'method' parameter of PrivateResults.p_adjust"):
+        res.p_adjust(method)
+
+
 def test_fewer_than_two_clusters(data, mech):
     with pytest.raises(ClusterError, match="at least 2 clusters"):
         pi.PrivateATE.from_formula("y ~ d | x", data.assign(g=1), mechanism=mech, cluster="g")
