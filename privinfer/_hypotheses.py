@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import pickle
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import IO, Any, TypeVar
 
 import numpy as np
@@ -282,12 +282,23 @@ class PostEstimationMixin(PersistMixin):
             return R @ cov.to_numpy() @ R.T
         if column is None:
             return cov.copy()
-        cols = [column] if isinstance(column, (str, int, np.integer)) else list(column)
+        cols = list(column) if np.iterable(column) and not isinstance(column, str) else [column]
         index = cov.index
-        labels = [index[c] if isinstance(c, (int, np.integer)) else c for c in cols]
-        missing = [c for c in labels if c not in index]
+        k = len(index)
+
+        def label(c: Any) -> Any:
+            # a position (not a bool) within range names a parameter; anything else is a name
+            if isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)):
+                return index[c] if -k <= c < k else c
+            return c
+
+        labels = [label(c) for c in cols]
+        missing = [c for c in labels if not isinstance(c, Hashable) or c not in index]
         if missing:
-            raise KeyError(f"cov_params: {missing!r} not among the parameters {list(index)!r}.")
+            raise KeyError(
+                f"cov_params: {missing!r} not among the parameters {list(index)!r} (give "
+                f"names, or positions from {-k} to {k - 1})."
+            )
         return cov.loc[labels, labels].copy()
 
     def t_test(self, r_matrix: RestrictionLike, *, use_t: bool | None = None) -> ContrastResults:

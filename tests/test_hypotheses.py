@@ -221,3 +221,13 @@ def test_save_load_round_trip(tmp_path, ols_fits):
     buf.seek(0)
     with pytest.raises(DataMismatchError, match="holds a dict"):
         pi.PrivateResults.load(buf)
+
+
+@pytest.mark.parametrize("column", [4, -5, 10, 1.0, True, [["educ"]], [0, 7]])
+def test_cov_params_column_outside_the_parameters_raises_key_error(ols_fits, column):
+    # positions out of range, floats and bools gave bare numpy IndexError / TypeError
+    ours, _ = ols_fits["mroz"]
+    with pytest.raises(KeyError, match=r"not among the parameters .*positions from -4 to 3"):
+        ours.cov_params(column=column)
+    names = list(ours.params.index)
+    assert list(ours.cov_params(column=[-1, 0, "educ"]).index) == [names[-1], names[0], "educ"]
