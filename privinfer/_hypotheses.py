@@ -466,11 +466,17 @@ class PostEstimationMixin(PersistMixin):
         >>> f.fvalue, f.df_num, round(float(f.pvalue), 6)  # = exp(-16 / 2)
         (8.0, 2.0, 0.000335)
         """
+        if df_denom is not None:
+            try:
+                df = None if isinstance(df_denom, (bool, str)) else float(df_denom)
+            except (TypeError, ValueError):
+                df = None
+            if df is None or not df > 0:
+                raise ValueError(
+                    "The 'df_denom' parameter of f_test must be a positive number (numpy.inf "
+                    f"for the chi2(J)/J reference); got {df_denom!r}."
+                )
         res = self.wald_test(r_matrix, use_f=True)
         if df_denom is not None:
-            if isinstance(df_denom, bool) or not float(df_denom) > 0:
-                raise ValueError(
-                    f"The 'df_denom' parameter of f_test must be positive; got {df_denom!r}."
-                )
-            res = _f_result(float(res.fvalue), float(res.df_num), float(df_denom))
+            res = _f_result(float(res.fvalue), float(res.df_num), df)
         return res

@@ -231,3 +231,11 @@ def test_cov_params_column_outside_the_parameters_raises_key_error(ols_fits, col
         ours.cov_params(column=column)
     names = list(ours.params.index)
     assert list(ours.cov_params(column=[-1, 0, "educ"]).index) == [names[-1], names[0], "educ"]
+
+
+@pytest.mark.parametrize("df_denom", ["a", "30", np.array([1.0, 2.0]), [30]])
+def test_f_test_df_denom_that_is_not_a_positive_number(ols_fits, df_denom):
+    # a string or an array gave a bare "could not convert string to float" / TypeError
+    ours, _ = ols_fits["mroz"]
+    with pytest.raises(ValueError, match=r"'df_denom' parameter of f_test must be a positive"):
+        ours.f_test("educ = 0", df_denom=df_denom)
