@@ -73,7 +73,8 @@ def results_frame(results: Any, *, alpha: float = 0.05) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        Columns ``label``, ``param``, ``estimate``, ``std err``, ``lower``, ``upper``.
+        Columns ``label``, ``param``, ``estimate``, ``std err``, ``lower``, ``upper``;
+        ``attrs["alpha"]`` records the significance level of the intervals.
 
     Raises
     ------
@@ -107,7 +108,9 @@ def results_frame(results: Any, *, alpha: float = 0.05) -> pd.DataFrame:
                     "upper": float(ci.loc[name, "upper"]),
                 }
             )
-    return pd.DataFrame(rows, columns=["label", "param", "estimate", "std err", "lower", "upper"])
+    frame = pd.DataFrame(rows, columns=["label", "param", "estimate", "std err", "lower", "upper"])
+    frame.attrs["alpha"] = alpha  # the level of the intervals, read by forest_plot
+    return frame
 
 
 def _is_fit(obj: Any) -> bool:
@@ -179,7 +182,9 @@ def forest_plot(
         or a frame with columns ``label``, ``estimate``, ``lower`` and ``upper``
         (``param`` optional), e.g. from :func:`results_frame`.
     alpha : float, default=0.05
-        Significance level of the intervals when ``results`` are fitted objects.
+        Significance level of the intervals when ``results`` are fitted objects. For a
+        frame it only labels the axis, unless the frame records its own level in
+        ``attrs["alpha"]`` (as :func:`results_frame` does), which then wins.
     reference : float or mapping of str to float, optional
         Vertical reference lines, e.g. ``{"experimental benchmark": 1.79}``.
     ax : matplotlib Axes, optional
@@ -218,6 +223,8 @@ def forest_plot(
     owner = "forest_plot"
     if isinstance(results, pd.DataFrame):
         frame = results.copy()
+        # a frame from results_frame(alpha=...) knows the level of its intervals
+        alpha = frame.attrs.get("alpha", alpha)
         missing = [c for c in _FRAME_COLUMNS if c not in frame.columns]
         if missing:
             raise DataMismatchError(

@@ -75,6 +75,19 @@ def test_results_frame_accepts_the_same_inputs(fits):
     assert both.loc[1, "lower"] == pytest.approx(float(ci.iloc[0]["lower"]))
 
 
+def test_a_frame_from_results_frame_is_labelled_at_its_own_level(fits):
+    # forest_plot(results_frame(res, alpha=0.1)) drew 90% intervals labelled "95% CI"
+    ate, att = fits
+    frame = plotting.results_frame([ate, att], alpha=0.1)
+    assert frame.attrs["alpha"] == 0.1
+    ax = plotting.forest_plot(frame)
+    assert ax.get_xlabel() == "estimate with 90% CI"
+    assert plotting.forest_plot([ate, att], alpha=0.1).get_xlabel() == ax.get_xlabel()
+    plain = frame.drop(columns="std err")
+    plain.attrs = {}  # a frame of the user's own: alpha labels it
+    assert plotting.forest_plot(plain, alpha=0.2).get_xlabel() == "estimate with 80% CI"
+
+
 @pytest.mark.parametrize("bad", [3, "PrivateATE", [1, 2], None])
 def test_other_inputs_are_named_errors(bad):
     with pytest.raises(DataMismatchError, match="forest_plot"):
