@@ -17,7 +17,7 @@ public name is importable from here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import replace
 from functools import cached_property
 from typing import Any
@@ -469,11 +469,16 @@ class PrivateResults(PostEstimationMixin):
     # -- combining estimates through influence values -----------------------------------
     def __getitem__(self, key: str | Sequence[str]) -> PrivateResults:
         """Results restricted to some parameters (bootstrap draws are restricted too)."""
-        names = [key] if isinstance(key, str) else list(key)
+        names = list(key) if np.iterable(key) and not isinstance(key, str) else [key]
         index = self._record.params.index
-        missing = [k for k in names if k not in index]
-        if missing:
-            raise KeyError(f"{missing!r} not among the parameters {list(index)!r}.")
+        missing = [k for k in names if not isinstance(k, Hashable) or k not in index]
+        if missing or not names:
+            raise KeyError(
+                f"{missing!r} not among the parameters {list(index)!r}; select parameters "
+                "by name, e.g. results[['a', 'b']]."
+                if missing
+                else f"No parameters selected; name some of {list(index)!r}."
+            )
         pos = [index.get_loc(k) for k in names]
         rec = self._record
         cov = None

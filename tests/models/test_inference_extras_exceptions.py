@@ -59,6 +59,19 @@ def test_p_adjust_method_that_is_not_a_string(res, method):
         res.p_adjust(method)
 
 
+@pytest.mark.parametrize("key", [0, 1.5, None, [["ATE"]], ["ATE", 0]])
+def test_selecting_parameters_by_anything_but_their_names(res, key):
+    # res[0] raised a bare TypeError ('int' object is not iterable)
+    with pytest.raises(KeyError, match=r"not among the parameters \['ATE'\]"):
+        res[key]
+
+
+def test_selecting_no_parameters(res):
+    # res[[]] returned results with no parameters, whose summary printed an empty table
+    with pytest.raises(KeyError, match="No parameters selected"):
+        res[[]]
+
+
 def test_fewer_than_two_clusters(data, mech):
     with pytest.raises(ClusterError, match="at least 2 clusters"):
         pi.PrivateATE.from_formula("y ~ d | x", data.assign(g=1), mechanism=mech, cluster="g")
