@@ -153,7 +153,10 @@ class PersistMixin:
         """Save the results with :mod:`pickle` (statsmodels' ``save``).
 
         The file holds what the object holds: estimates, covariances, influence values
-        and counts, never raw private values or the input frame.
+        and counts, never raw private values or the input frame. A fit on Dask input
+        computes its influence values (and cluster codes) from the released frame on
+        request; the file keeps only their shape, so after :meth:`load` the influence
+        values, the bootstrap and ``a - b`` raise ``UnsupportedBackendError``.
 
         Parameters
         ----------

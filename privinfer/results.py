@@ -523,7 +523,8 @@ class PrivateResults(PostEstimationMixin):
             )
         same_cl = (a.clusters is None and b.clusters is None) or (
             a.clusters is not None and b.clusters is not None
-            and np.array_equal(a.clusters, b.clusters)
+            # asarray first: codes a Dask fit never gathered say so (array_equal says False)
+            and np.array_equal(np.asarray(a.clusters), np.asarray(b.clusters))
         )
         if not same_cl:
             raise DataMismatchError(

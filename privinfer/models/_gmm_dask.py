@@ -98,13 +98,20 @@ class OmittedInfluence:
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         raise UnsupportedBackendError(
-            f"This PrivateGMM fit ran on a Dask DataFrame: {self.what} were reduced over "
-            f"the partitions and never gathered (n = {self.shape[0]} rows). Refit on "
-            f"pandas ({_HINT}) for row-level values and the multiplier bootstrap."
+            f"This fit ran on a Dask DataFrame: {self.what} were reduced over the "
+            f"partitions and never gathered, nor saved with its results (n = "
+            f"{self.shape[0]} rows). Refit on pandas ({_HINT}) for row-level values and "
+            "the multiplier bootstrap."
         )
 
     def __iter__(self) -> Any:
         self.__array__()
+
+    def _arith(self, other: Any) -> Any:
+        # combining results (``a - b``) needs the values themselves
+        return self.__array__()
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _arith
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(shape={self.shape})"

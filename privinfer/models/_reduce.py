@@ -272,6 +272,10 @@ class LazyInfluence:
             return LazyInfluence(self._n, self._p_all, self._make, picked, self._scale)
         return np.asarray(self)[key]
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the recipe reads the released Dask frame: a saved results object keeps the shape
+        return (_omitted_influence, (self.shape,))
+
     def __repr__(self) -> str:
         return f"LazyInfluence(shape={self.shape})"
 
@@ -329,8 +333,26 @@ class LazyCodes:
         """The codes as a list (computed)."""
         return np.asarray(self).tolist()
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the recipe reads the released Dask frame: a saved results object keeps the counts
+        return (_omitted_codes, (self._n, self._sizes))
+
     def __repr__(self) -> str:
         return f"LazyCodes(shape={self.shape})"
+
+
+def _omitted_influence(shape: tuple[int, int]) -> Any:
+    """What a pickled :class:`LazyInfluence` loads as: its shape, never its values."""
+    from privinfer.models._gmm_dask import OmittedInfluence
+
+    return OmittedInfluence(shape)
+
+
+def _omitted_codes(n: int, sizes: tuple[int, ...]) -> Any:
+    """What a pickled :class:`LazyCodes` loads as: its cluster counts, never the codes."""
+    from privinfer.models._gmm_dask import OmittedCodes
+
+    return OmittedCodes(n, sizes)
 
 
 @dataclass(frozen=True)

@@ -396,6 +396,30 @@ def test_dask_results_combine_like_pandas():
     np.testing.assert_allclose(db_.bse, da_.bse, rtol=0, atol=TOL)
 
 
+@pytest.mark.parametrize("options", [{}, {"cluster": "cl"}])
+def test_dask_results_save_and_load_without_their_lazy_rows(tmp_path, options):
+    """save() of a Dask fit failed ("Can't pickle local object 'DaskRows.lazy_influence.
+    <locals>.make'"); the file now keeps estimates and covariance, never the recipe that
+    reads the released frame, and row-level uses after load say why they cannot run."""
+    rel, mech = _released(n=1500)
+    ddf = dd.from_pandas(rel, npartitions=3)
+    b = pi.PrivatePOM.from_formula("y ~ d | x", ddf, mechanism=mech, degree=2, **options).fit(
+        3, folds="f"
+    )
+    path = tmp_path / "dask.pkl"
+    b.save(path)
+    back = pi.PrivateResults.load(path)
+    pd.testing.assert_frame_equal(back.conf_int(), b.conf_int())
+    assert back.summary().as_text() == b.summary().as_text()
+    assert back.wald_test("E[Y(1)] = E[Y(0)]").statistic == pytest.approx(
+        b.wald_test("E[Y(1)] = E[Y(0)]").statistic, rel=1e-12
+    )
+    for use in (lambda r: r.influence, lambda r: r.bootstrap(n_boot=10),
+                lambda r: r[["E[Y(1)]"]] - r[["E[Y(0)]"]]):  # fmt: skip
+        with pytest.raises(UnsupportedBackendError, match="nor saved with its results"):
+            use(back)
+
+
 def _last_partition_bad(rel: pd.DataFrame, column: str, value) -> pd.DataFrame:
     bad = rel.copy()
     if isinstance(bad[column].dtype, pd.CategoricalDtype):
