@@ -199,8 +199,8 @@ def forest_plot(
     Raises
     ------
     DataMismatchError
-        A frame without the required columns, an input of another type, or nothing to
-        plot.
+        A frame without the required columns, an input of another type, nothing to
+        plot, or a reference value that is not a number.
 
     See Also
     --------
@@ -235,6 +235,19 @@ def forest_plot(
         frame = results_frame(_labelled_fits(results, owner), alpha=alpha)
     if frame.empty:
         raise DataMismatchError(f"{owner}: there is nothing to plot (no estimates).")
+    refs = {} if reference is None else (
+        dict(reference) if isinstance(reference, Mapping) else {"reference": reference}
+    )
+    for name, value in refs.items():
+        try:
+            refs[name] = None if isinstance(value, (bool, str)) else float(value)
+        except (TypeError, ValueError):
+            refs[name] = None
+        if refs[name] is None:
+            raise DataMismatchError(
+                f"{owner}: reference values must be numbers (a float, or a mapping of "
+                f"label -> float); got {value!r} for {name!r}."
+            )
     if "param" in frame.columns and (
         frame["param"].nunique() > 1 or frame["label"].nunique() < len(frame)
     ):
@@ -254,8 +267,7 @@ def forest_plot(
     hi = frame["upper"].to_numpy(dtype=float)
     ax.errorbar(est, pos, xerr=np.vstack([est - lo, hi - est]), fmt="o", color="k",
                 ecolor="0.3", capsize=3)
-    if reference is not None:
-        refs = {"reference": reference} if not isinstance(reference, Mapping) else reference
+    if refs:
         colors = ("tab:red", "tab:blue", "tab:green", "tab:orange", "tab:purple")
         for i, (name, value) in enumerate(refs.items()):
             ax.axvline(float(value), color=colors[i % len(colors)], linestyle="--",

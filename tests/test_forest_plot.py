@@ -88,6 +88,15 @@ def test_a_frame_from_results_frame_is_labelled_at_its_own_level(fits):
     assert plotting.forest_plot(plain, alpha=0.2).get_xlabel() == "estimate with 80% CI"
 
 
+@pytest.mark.parametrize("reference", ["1.0", {"benchmark": "n/a"}, {"truth": None}, True])
+def test_a_reference_that_is_not_a_number_is_a_named_error(fits, reference):
+    # gave a bare "could not convert string to float" from inside the drawing
+    with pytest.raises(DataMismatchError, match="forest_plot: reference values must be numbers"):
+        plotting.forest_plot(fits[0], reference=reference)
+    ax = plotting.forest_plot(fits[0], reference={"truth": np.float64(1.0), "other": 2})
+    assert [line.get_label() for line in ax.lines[-2:]] == ["truth", "other"]
+
+
 @pytest.mark.parametrize("bad", [3, "PrivateATE", [1, 2], None])
 def test_other_inputs_are_named_errors(bad):
     with pytest.raises(DataMismatchError, match="forest_plot"):
