@@ -562,6 +562,13 @@ class PrivateResults(PostEstimationMixin):
             np.add.at(C, (np.arange(k), pos_a), 1.0)
             np.add.at(C, (np.arange(k), pos_b), sign)
             cov = pd.DataFrame(C @ ja.to_numpy() @ C.T, index=names, columns=names)
+        bound = _combined_bias_bound(a, b, ia, ib, names)
+        notes = ["Linear combination of estimates through their influence values."]
+        if bound is not None and bool((bound > 0).any()):
+            notes.append(
+                "Bias bound of each combination: the sum of the two fits' bounds (worst "
+                "case, the two biases may have either sign)."
+            )
         rec = ResultsRecord(
             model="Combination",
             dep_variable=a.dep_variable if a.dep_variable == b.dep_variable else "-",
@@ -570,22 +577,72 @@ class PrivateResults(PostEstimationMixin):
             mechanism=a.mechanism,
             guarantees=a.guarantees,
             facts=(("Combined:", f"{self.model} {op} {other.model}"),),
-            diagnostics=Diagnostics(
-                notes=("Linear combination of estimates through their influence values.",)
-            ),
+            diagnostics=Diagnostics(notes=tuple(notes)),
             rep_params=pd.DataFrame(columns=names),
             clusters=a.clusters,
             fingerprint=a.fingerprint,
             cov_override=cov,
+            bias_bound=bound,
         )
         return PrivateResults(rec)
 
     def __sub__(self, other: object) -> PrivateResults:
-        """Difference of estimates on the same rows, with the SE of the difference."""
+        r"""Difference of estimates on the same rows, with the SE of the difference.
+
+        The influence values subtract, so the standard error accounts for the correlation
+        of the two estimates; a one-parameter side is broadcast against the other's
+        parameters. Where either fit reported a bias bound, the difference carries one and
+        its interval is bias-aware, as a single fit's (:meth:`conf_int`, :meth:`summary`).
+
+        Notes
+        -----
+        With :math:`\hat a = a + b_a + \text{noise}`, :math:`|b_a| \le B_a`, and likewise
+        for :math:`\hat b`, the bias of the difference is :math:`b_a - b_b`, and
+
+        .. math:: |b_a - b_b| \le B_a + B_b.
+
+        Nothing ties the signs of the two biases (different fits, or different
+        parameters of one fit, shrink in their own directions), so the worst case is the
+        sum: the bound is :math:`B_a + B_b` per parameter pair (:math:`B = 0` for a side
+        without a bound; no bound at all when neither side has one). The same bound
+        holds for a difference of one parameter with itself, where the biases cancel;
+        it is conservative there, never too small.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> phi = np.random.default_rng(0).normal(size=(400, 2))
+        >>> def fit(name, col, value, bound):
+        ...     rec = ResultsRecord(name, "y", pd.Series({"ATE": value}), phi[:, [col]],
+        ...                         {"alpha": 1.0}, None, (), Diagnostics(), pd.DataFrame(),
+        ...                         fingerprint="rows", bias_bound=pd.Series({"ATE": bound}))
+        ...     return PrivateResults(rec)
+        >>> gap = fit("Young", 0, 1.0, 0.02) - fit("Old", 1, 0.5, 0.03)
+        >>> round(float(gap._record.bias_bound.iloc[0]), 2)  # 0.02 + 0.03
+        0.05
+        >>> "widened" in str(gap.summary())  # the interval is bias-aware, and says so
+        True
+        """
         return self._combine(other, -1.0)
 
     def __add__(self, other: object) -> PrivateResults:
-        """Sum of estimates on the same rows, with the SE of the sum."""
+        r"""Sum of estimates on the same rows, with the SE of the sum.
+
+        The influence values add; a one-parameter side is broadcast against the other's
+        parameters. Where either fit reported a bias bound, the sum carries one and its
+        interval is bias-aware, as a single fit's (:meth:`conf_int`, :meth:`summary`).
+
+        Notes
+        -----
+        The bias of the sum is :math:`b_a + b_b` with :math:`|b_a| \le B_a` and
+        :math:`|b_b| \le B_b`; the two biases may share a sign, so the bound is
+
+        .. math:: |b_a + b_b| \le B_a + B_b
+
+        per parameter pair (:math:`B = 0` for a side without a bound; no bound at all
+        when neither side has one), which is attained when both biases take their
+        largest size with the same sign.
+        """
         return self._combine(other, 1.0)
 
     # -- post-estimation (cov_params, t_test, wald_test, f_test, save, load) -------------
@@ -720,6 +777,24 @@ class PrivateResults(PostEstimationMixin):
 
     def _repr_html_(self) -> str:
         return self.summary().as_html()
+
+
+def _combined_bias_bound(
+    a: ResultsRecord, b: ResultsRecord, ia: IntArray, ib: IntArray, names: list[str]
+) -> pd.Series | None:
+    r"""Bias bound of ``a[ia] +/- b[ib]``: :math:`|B_a| + |B_b|` (worst case), or None.
+
+    A side without a bound contributes zero; when neither has one the combination has
+    none, exactly as before bounds were combined.
+    """
+    if a.bias_bound is None and b.bias_bound is None:
+        return None
+    k = len(names)
+    parts = [
+        np.zeros(k) if r.bias_bound is None else np.abs(r.bias_bound.to_numpy(dtype=float))[i]
+        for r, i in ((a, ia), (b, ib))
+    ]
+    return pd.Series(parts[0] + parts[1], index=names)
 
 
 def _joint_cov(rec: ResultsRecord) -> pd.DataFrame | None:

@@ -428,6 +428,118 @@ def test_selected_parameters_keep_their_own_bias_bound():
     assert "widened" not in str(res["a"].summary())
 
 
+def _bounded(name, values, phi, bound, fingerprint="rows"):
+    """A results object built from a record whose bias bound is given (None: no bound)."""
+    from privinfer.results import Diagnostics, PrivateResults, ResultsRecord
+
+    return PrivateResults(
+        ResultsRecord(name, "y", pd.Series(values), phi - phi.mean(0), {"alpha": 1.0}, None,
+                      (), Diagnostics(), pd.DataFrame(), fingerprint=fingerprint,
+                      bias_bound=None if bound is None else pd.Series(bound))
+    )  # fmt: skip
+
+
+def _bias_aware_ci(res, bound, alpha):
+    """params +/- cv(B / se) se, computed here from the combination's own SE and a bound."""
+    from privinfer.nuisance.regularize import bias_aware_critical_value
+
+    cv = bias_aware_critical_value((bound / res.bse).to_numpy(), alpha)
+    return pd.DataFrame({"lower": res.params - cv * res.bse, "upper": res.params + cv * res.bse})
+
+
+@pytest.mark.parametrize("op", ["-", "+"])
+def test_a_combination_carries_the_sum_of_the_two_bias_bounds(op):
+    """a - b and a + b carry B_a + B_b (the two biases may take either sign) and their
+    intervals are bias-aware; they dropped the bounds and reported the plain, narrower
+    interval of the combined SE. Without bounds on either side nothing changes."""
+    from scipy.stats import norm
+
+    phi = np.random.default_rng(1).normal(size=(600, 4))
+    vals_a, vals_b = {"a": 0.1, "b": 0.2}, {"a": 0.4, "b": -0.3}
+    bound_a, bound_b = {"a": 0.08, "b": 0.0}, {"a": 0.03, "b": 0.1}
+    a = _bounded("FitA", vals_a, phi[:, :2], bound_a)
+    b = _bounded("FitB", vals_b, phi[:, 2:], bound_b)
+    plain_a = _bounded("FitA", vals_a, phi[:, :2], None)
+    plain_b = _bounded("FitB", vals_b, phi[:, 2:], None)
+    combo, plain = (a - b, plain_a - plain_b) if op == "-" else (a + b, plain_a + plain_b)
+    names = [f"FitA[a] {op} FitB[a]", f"FitA[b] {op} FitB[b]"]
+    bound = pd.Series([0.08 + 0.03, 0.0 + 0.1], index=names)
+    pd.testing.assert_series_equal(combo._record.bias_bound, bound)
+    # same estimates and SEs; the interval follows from them and the bound
+    pd.testing.assert_series_equal(combo.params, plain.params)
+    pd.testing.assert_series_equal(combo.bse, plain.bse)
+    for level in (0.05, 0.1):
+        ci = combo.conf_int(alpha=level)
+        pd.testing.assert_frame_equal(ci, _bias_aware_ci(combo, bound, level), rtol=1e-12)
+        base = plain.conf_int(alpha=level)
+        assert ((ci["upper"] - ci["lower"]) > (base["upper"] - base["lower"])).all()
+        # no bound on either side: the plain normal interval, as before
+        z = norm.ppf(1 - level / 2)
+        expected = pd.DataFrame({"lower": plain.params - z * plain.bse,
+                                 "upper": plain.params + z * plain.bse})  # fmt: skip
+        pd.testing.assert_frame_equal(base, expected)
+    assert plain._record.bias_bound is None
+    text, plain_text = str(combo.summary()), str(plain.summary())
+    assert "widened" in text and "sum of the two fits' bounds" in text
+    assert "widened" not in plain_text and "bounds" not in plain_text
+
+
+def test_a_combination_with_one_bounded_side_keeps_that_bound():
+    """Where only one side has a bound (on either side, broadcast against several
+    parameters, or selected from one fit) the combination keeps it."""
+    phi = np.random.default_rng(2).normal(size=(500, 3))
+    pair = _bounded("Pair", {"a": 0.1, "b": 0.2}, phi[:, :2], {"a": 0.05, "b": 0.15})
+    one = _bounded("One", {"m": 0.3}, phi[:, 2:], None)
+    gap = pair - one
+    pd.testing.assert_series_equal(
+        gap._record.bias_bound, pd.Series([0.05, 0.15], index=["a - m", "b - m"])
+    )
+    pd.testing.assert_frame_equal(gap.conf_int(), _bias_aware_ci(gap, gap._record.bias_bound,
+                                                                 0.05), rtol=1e-12)  # fmt: skip
+    bounded_one = _bounded("One", {"m": 0.3}, phi[:, 2:], {"m": 0.2})
+    unbounded_pair = _bounded("Pair", {"a": 0.1, "b": 0.2}, phi[:, :2], None)
+    back = bounded_one - unbounded_pair  # the scalar's bound is broadcast
+    pd.testing.assert_series_equal(
+        back._record.bias_bound, pd.Series([0.2, 0.2], index=["m - a", "m - b"])
+    )
+    within = pair["b"] - pair["a"]  # two parameters of one fit: B_b + B_a
+    assert float(within._record.bias_bound.iloc[0]) == pytest.approx(0.15 + 0.05)
+    ci = within.conf_int()
+    pd.testing.assert_frame_equal(ci, _bias_aware_ci(within, within._record.bias_bound, 0.05),
+                                  rtol=1e-12)  # fmt: skip
+
+
+def test_fitted_combinations_keep_the_bias_bounds_that_the_fits_report():
+    """On real fits whose fixed ridge biases the estimate (so the fit reports a bound): the
+    ATE at two ridges, the ATE minus the (unbounded) ATT, and a POM contrast."""
+    rng = np.random.default_rng(0)
+    n = 1500
+    x = rng.uniform(-1, 1, n)
+    d = (rng.random(n) < _expit(2 * x)).astype(int)
+    raw = pd.DataFrame({"x": x, "d": d, "y": d * (1 + x) + 3 * x**2 + rng.normal(size=n)})
+    opt = {"variance": "influence"}
+    ate10 = _quiet_fit(pi.PrivateATE, "y ~ d | x", raw, _mech(), 0, ridge=10.0, **opt)
+    ate100 = _quiet_fit(pi.PrivateATE, "y ~ d | x", raw, _mech(), 0, ridge=100.0, **opt)
+    att = _quiet_fit(pi.PrivateATT, "y ~ d | x", raw, _mech(), 0, **opt)
+    pom = _quiet_fit(pi.PrivatePOM, "y ~ d | x", raw, _mech(), 0, ridge=10.0, **opt)
+    b10, b100 = float(ate10._record.bias_bound.iloc[0]), float(ate100._record.bias_bound.iloc[0])
+    assert b10 > 0 and b100 > 0  # the fixed ridges bite: both fits widened
+    b_pom = pom._record.bias_bound
+    assert b_pom.sum() > 0
+    for combo, expected in (
+        (ate10 - ate100, b10 + b100),
+        (ate10 - att, b10 + float(att._record.bias_bound.iloc[0])),
+        (pom["E[Y(1)]"] - pom["E[Y(0)]"], float(b_pom["E[Y(1)]"] + b_pom["E[Y(0)]"])),
+    ):
+        bound = combo._record.bias_bound
+        assert float(bound.iloc[0]) == pytest.approx(expected, rel=1e-12)
+        ci = combo.conf_int()
+        pd.testing.assert_frame_equal(ci, _bias_aware_ci(combo, bound, 0.05), rtol=1e-12)
+        z = 1.959963984540054
+        assert float(ci["upper"].iloc[0] - ci["lower"].iloc[0]) > 2 * z * float(combo.bse.iloc[0])
+        assert "widened" in str(combo.summary())
+
+
 def test_joint_band_from_few_draws_is_never_narrower_than_pointwise():
     # sup-t: max_j |t_j| >= |t_1| ~ N(0, 1), so the joint critical value is at least the
     # pointwise one; a quantile of 2 or 5 draws fell below it (a band narrower than
