@@ -289,12 +289,16 @@ def index_coefficients(
     definite by flooring its eigenvalues at :math:`10^{-6}` of the largest. Returns the
     coefficients of the private columns, one array per index; none with fewer than two
     private columns or groups (an index of one column is that column), and an index
-    within 0.99 (cosine on the standardised scale) of an earlier one is dropped.
+    within 0.99 (cosine on the standardised scale) of an earlier one is dropped. A fit
+    on a Dask DataFrame (whose basis is chosen from a sample of rows without outcomes)
+    gets none.
     """
     spec = inputs.spec
     X, Z = inputs.U_priv, inputs.U_pub
     k = X.shape[1]
     if k < 2 or len(set(spec.private_groups)) < 2:
+        return []
+    if np.asarray(inputs.y).shape[0] != X.shape[0]:  # a Dask fit's stand-in rows: none
         return []
     R, wr = np.asarray(reference.U, dtype=float), np.asarray(reference.weights, dtype=float)
     m_ref, S_ref = wr @ R, (R * wr[:, None]).T @ R
