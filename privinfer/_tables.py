@@ -111,7 +111,9 @@ def summary_col(
         Column labels for a sequence (default: the estimator names, numbered when
         repeated).
     stars : bool, default=False
-        Significance stars (``*`` p < .1, ``**`` p < .05, ``***`` p < .01).
+        Significance stars (``*`` p < .1, ``**`` p < .05, ``***`` p < .01) from each
+        model's ``pvalues``; for privinfer results with a bias bound these are the
+        bias-aware p-values, and a note says which columns have them.
     float_format : str, default="%.4f"
         Format of estimates and standard errors.
     info_dict : mapping of str to callable, optional
@@ -201,6 +203,12 @@ def summary_col(
         drop_omitted=drop_omitted,
         include_r2=True,
     )
+    widened = [n for n, r in zip(unique, items, strict=True) if getattr(r, "_bias_widened", False)]
+    if stars and widened:  # the stars follow the bias-aware p-values: say so
+        smry.add_text(
+            f"Stars of {', '.join(widened)} use bias-aware p-values (a regularisation bias "
+            "bound; see their summary())."
+        )
     if title is not None:
         smry.add_title(title)
     return smry

@@ -81,7 +81,7 @@ class ComparisonResults(PersistMixin):
 
     @property
     def pvalues(self) -> pd.DataFrame:
-        """Two-sided normal p-values."""
+        """Two-sided p-values (bias-aware where a fit reports a bias bound)."""
         return self._frame("pvalues")
 
     @property

@@ -144,8 +144,57 @@ class PrivateResults(PostEstimationMixin):
 
     @cached_property
     def pvalues(self) -> pd.Series:
-        """Two-sided normal p-values."""
-        return pd.Series(2 * norm.sf(np.abs(self.tvalues)), index=self.params.index)
+        r"""Two-sided p-values for the null of zero; bias-aware where a bias bound is reported.
+
+        A parameter without a bias bound (or with :math:`B_j = 0`) gets the normal
+        p-value :math:`2\Phi(-|z_j|)`. A parameter whose interval :meth:`conf_int` widens
+        for a bound :math:`B_j > 0` gets the p-value that inverts that bias-aware
+        interval, so the two never disagree: the interval at level ``a`` excludes zero
+        exactly when the p-value is below ``a``. :attr:`tvalues` stays
+        :math:`\hat\psi_j/\mathrm{se}_j`.
+
+        Notes
+        -----
+        With :math:`z = \hat\psi_j/\mathrm{se}_j` and :math:`t = B_j/\mathrm{se}_j`, the
+        worst case over biases :math:`|b| \le B_j` of :math:`P(|N(b/\mathrm{se}_j, 1)| \ge
+        |z|)` is attained at :math:`|b| = B_j`:
+
+        .. math:: p_j = P(|N(t, 1)| \ge |z|) = \Phi(t - |z|) + \Phi(-|z| - t),
+
+        which is :math:`2\Phi(-|z|)` at :math:`t = 0`. The bias-aware interval uses the
+        critical value :math:`c` solving :math:`\Phi(c - t) - \Phi(-c - t) = 1 - a`
+        (the 1 - ``a`` quantile of :math:`|N(t, 1)|`; Armstrong and Kolesar, 2020), so
+        :math:`|z| > c` if and only if :math:`p_j < a`: ``p_j`` is the smallest level at
+        which the bias-aware interval excludes zero. A large bound therefore keeps the
+        p-value high however large :math:`|z|` is, until :math:`|z|` clears :math:`t`.
+
+        References
+        ----------
+        Armstrong, T. B. and Kolesar, M. (2020). Simple and honest confidence intervals
+        in nonparametric regression. *Quantitative Economics* 11(1), 1-39.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> phi = np.random.default_rng(0).normal(size=(400, 2))
+        >>> rec = ResultsRecord("Demo", "y", pd.Series({"a": 0.15, "b": 0.15}),
+        ...                     phi - phi.mean(0), {"alpha": 1.0}, None, (), Diagnostics(),
+        ...                     pd.DataFrame(), bias_bound=pd.Series({"a": 0.0, "b": 0.1}))
+        >>> p = PrivateResults(rec).pvalues
+        >>> bool(p["a"] < 0.05 < p["b"])  # same z; only b's bound keeps 0 in its interval
+        True
+        """
+        z = self.tvalues
+        plain = pd.Series(2 * norm.sf(np.abs(z)), index=self.params.index)
+        if not self._bias_widened:
+            return plain
+        # same t = B / se as conf_int (a NaN ratio, e.g. no SE, counts as no bound)
+        t = (self._record.bias_bound / self.bse).fillna(0.0).to_numpy(dtype=float)
+        bounded = self._record.bias_bound.to_numpy(dtype=float) > 0
+        abs_z = np.abs(z.to_numpy(dtype=float))
+        aware = norm.cdf(t - abs_z) + norm.cdf(-abs_z - t)
+        # parameters without a bound keep the normal p-value bit for bit
+        return pd.Series(np.where(bounded, aware, plain.to_numpy()), index=self.params.index)
 
     @property
     def diagnostics(self) -> Diagnostics:
@@ -270,7 +319,11 @@ class PrivateResults(PostEstimationMixin):
         )
 
     def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
-        """Estimates, SEs, z, p-values and intervals as a DataFrame."""
+        """Estimates, SEs, z, p-values and intervals as a DataFrame.
+
+        ``z`` is ``coef / std err``; ``P>|z|`` (:attr:`pvalues`) and the interval
+        (:meth:`conf_int`) are bias-aware where the fit reported a bias bound.
+        """
         ci = self.conf_int(alpha)
         return pd.DataFrame(
             {
@@ -393,7 +446,7 @@ class PrivateResults(PostEstimationMixin):
         return PrivateResults(replace(self._record, bootstrap=draws))
 
     def p_adjust(self, method: str = "romano-wolf") -> pd.DataFrame:
-        """P-values adjusted for testing every parameter against zero.
+        r"""P-values adjusted for testing every parameter against zero.
 
         Parameters
         ----------
@@ -402,7 +455,8 @@ class PrivateResults(PostEstimationMixin):
             (2005) on the bootstrap draws of :meth:`bootstrap` (as DoubleML's
             ``p_adjust``). Any other name is passed to statsmodels'
             :func:`~statsmodels.stats.multitest.multipletests` (``"holm"``,
-            ``"bonferroni"``, ``"fdr_bh"``, ...) applied to the normal p-values.
+            ``"bonferroni"``, ``"fdr_bh"``, ...) applied to :attr:`pvalues`, which are
+            bias-aware where the fit reported a bias bound.
 
         Returns
         -------
@@ -421,6 +475,16 @@ class PrivateResults(PostEstimationMixin):
         FewBootstrapDrawsWarning
             Romano-Wolf from fewer than 200 draws (under 10 beyond the 95% quantile): the
             p-values are shares of ``n_boot`` draws and cannot resolve 0.05.
+
+        Notes
+        -----
+        Where a parameter has a bias bound :math:`B_j > 0`, Romano-Wolf steps down on
+        :math:`\max(|z_j| - B_j/\mathrm{se}_j, 0)` instead of :math:`|z_j|`: under
+        :math:`\psi_j = 0` the bias moves :math:`z_j` by at most :math:`B_j/\mathrm{se}_j`,
+        so the statistic is below the noise :math:`|z_j - b_j/\mathrm{se}_j|` that the
+        draws of :math:`|t^*_j|` reproduce, and the familywise error stays controlled
+        (conservatively) whatever the biases within their bounds. Without bounds the
+        statistics are the :math:`|z_j|`, as in Romano and Wolf.
 
         Examples
         --------
@@ -448,7 +512,11 @@ class PrivateResults(PostEstimationMixin):
                 f"1/{draws.n_boot}) and cannot resolve the 0.05 level",
                 stacklevel=2,
             )
-            adj = romano_wolf(np.abs(self.tvalues.to_numpy()), np.abs(draws.t_stats))
+            stat = np.abs(self.tvalues.to_numpy())
+            if self._bias_widened:  # |z| - B/se bounds the noise part of |z| under the null
+                t = (self._record.bias_bound / self.bse).fillna(0.0).to_numpy(dtype=float)
+                stat = np.where(t > 0, np.maximum(stat - t, 0.0), stat)
+            adj = romano_wolf(stat, np.abs(draws.t_stats))
         else:
             from statsmodels.stats.multitest import multipletests
 
@@ -758,7 +826,8 @@ class PrivateResults(PostEstimationMixin):
             )
             notes.append(
                 f"Intervals widened for an estimated regularisation bias: {wide}; bias-aware "
-                "critical values (Armstrong and Kolesar, 2020)."
+                "critical values and p-values (Armstrong and Kolesar, 2020): P>|z| is the "
+                "worst case over the bias bound, while z is coef / std err."
             )
         notes.extend(d.notes)
         see = " (see docs: user_guide/diagnostics)"

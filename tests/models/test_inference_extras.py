@@ -584,3 +584,80 @@ def test_too_few_bootstrap_draws_for_the_level_warn_and_name_the_draws_needed():
         for alpha in (0.05, 0.01):
             default.conf_int(alpha=alpha, joint=True)
         default.p_adjust("romano-wolf")
+
+
+def test_bias_aware_pvalues_invert_the_bias_aware_interval():
+    """A parameter with a bias bound gets p = Phi(t - |z|) + Phi(-|z| - t), t = B / se: the
+    interval at level L excludes zero exactly when p < L. The plain 2 Phi(-|z|) reported
+    p < 0.05 while the widened 95% interval covered zero, and p_adjust and the summary
+    used it. Parameters without a bound (B = 0, or no bound at all) keep their p-values
+    bit for bit; z stays coef / se."""
+    from scipy.stats import norm
+
+    phi = np.random.default_rng(3).normal(size=(800, 4))
+    values = {"a": 0.077, "b": 0.09, "c": -0.2, "d": 0.1}  # se about 0.035
+    bound = {"a": 0.05, "b": 0.0, "c": 0.01, "d": 0.12}
+    res = _bounded("Demo", values, phi, bound)
+    plain = _bounded("Demo", values, phi, None)
+    z, t = res.tvalues, pd.Series(bound) / res.bse
+    pd.testing.assert_series_equal(z, plain.tvalues)
+    expected = norm.cdf(t - z.abs()) + norm.cdf(-z.abs() - t)
+    np.testing.assert_allclose(res.pvalues.to_numpy(), expected, rtol=1e-12)
+    # the unbounded parameter, and every parameter of the unbounded fit, are unchanged
+    assert res.pvalues["b"] == plain.pvalues["b"]
+    np.testing.assert_array_equal(plain.pvalues.to_numpy(), 2 * norm.sf(np.abs(z.to_numpy())))
+    # the point of it: 'a' is significant by the plain p-value but not by its own interval
+    ci = res.conf_int(alpha=0.05)
+    assert plain.pvalues["a"] < 0.05
+    assert ci.loc["a", "lower"] < 0 < ci.loc["a", "upper"] and res.pvalues["a"] > 0.05
+    levels = np.linspace(0.002, 0.6, 120)
+    for level in levels:
+        ci = res.conf_int(alpha=level)
+        excludes = (ci["lower"] > 0) | (ci["upper"] < 0)
+        pd.testing.assert_series_equal(excludes, res.pvalues < level, check_names=False)
+    # p_adjust and the summary use the bias-aware p-values, and the summary says so
+    adj = res.p_adjust("holm")
+    pd.testing.assert_series_equal(adj["pvalue"], res.pvalues, check_names=False)
+    np.testing.assert_allclose(adj["pvalue_adj"], multipletests(res.pvalues, method="holm")[1])
+    frame = res.summary_frame()
+    pd.testing.assert_series_equal(frame["P>|z|"], res.pvalues, check_names=False)
+    pd.testing.assert_series_equal(frame["z"], z, check_names=False)
+    text = " ".join(str(res.summary()).split())
+    assert "bias-aware critical values and p-values" in text
+    assert "p-values" not in str(plain.summary())
+
+
+def test_summary_col_stars_follow_the_bias_aware_pvalues():
+    """Stars come from pvalues: a bound that keeps zero in the 95% interval takes the
+    ** away that the plain p-value gave."""
+    phi = np.random.default_rng(3).normal(size=(800, 1))
+    bounded = _bounded("Demo", {"a": 0.077}, phi, {"a": 0.05})  # se about 0.035
+    plain = _bounded("Demo", {"a": 0.077}, phi, None)
+    assert 0.01 < plain.pvalues["a"] < 0.05 < bounded.pvalues["a"]
+    table = pi.summary_col([plain, bounded], model_names=["plain", "bounded"], stars=True)
+    assert table.tables[0].loc["a"].tolist() == ["0.0770**", "0.0770"]
+    text = " ".join(str(table).split())
+    assert "Stars of bounded use bias-aware p-values" in text
+    assert "bias-aware" not in str(pi.summary_col([plain], stars=True))
+
+
+def test_romano_wolf_steps_down_on_the_bias_adjusted_statistics():
+    """With bounds, Romano-Wolf uses max(|z| - B / se, 0): a parameter whose bound covers
+    its |z| is never rejected (adjusted p-value 1), where the plain |z| gave about 0.05;
+    unbounded parameters and fits are unchanged."""
+    from privinfer._bootstrap import romano_wolf
+
+    phi = np.random.default_rng(3).normal(size=(800, 3))
+    values = {"a": 0.077, "b": 0.2, "c": 0.01}
+    bound = {"a": 0.08, "b": 0.0, "c": 0.0}
+    res = _bounded("Demo", values, phi, bound).bootstrap(n_boot=500, random_state=0)
+    plain = _bounded("Demo", values, phi, None).bootstrap(n_boot=500, random_state=0)
+    rw, rw_plain = res.p_adjust("romano-wolf"), plain.p_adjust("romano-wolf")
+    assert rw_plain.loc["a", "pvalue_adj"] < 0.2 and rw.loc["a", "pvalue_adj"] == 1.0
+    stat = np.abs(res.tvalues.to_numpy()) - np.array([0.08, 0.0, 0.0]) / res.bse.to_numpy()
+    expected = romano_wolf(np.maximum(stat, 0.0), np.abs(res.boot_t_stats.to_numpy()))
+    np.testing.assert_array_equal(rw["pvalue_adj"].to_numpy(), expected)
+    np.testing.assert_array_equal(
+        rw_plain["pvalue_adj"].to_numpy(),
+        romano_wolf(np.abs(plain.tvalues.to_numpy()), np.abs(plain.boot_t_stats.to_numpy())),
+    )
