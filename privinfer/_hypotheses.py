@@ -20,12 +20,21 @@ from typing import IO, Any, TypeVar
 import numpy as np
 import pandas as pd
 from scipy import stats
+from scipy.optimize import brentq
+from statsmodels.iolib.summary import Summary
 from statsmodels.stats.contrast import ContrastResults
 
+from privinfer._critical import bias_aware_critical_value
 from privinfer._typing import FloatArray
 from privinfer.exceptions import ConstraintError, DataMismatchError
 
-__all__ = ["PersistMixin", "PostEstimationMixin", "RestrictionLike", "linear_restrictions"]
+__all__ = [
+    "BiasAwareContrastResults",
+    "PersistMixin",
+    "PostEstimationMixin",
+    "RestrictionLike",
+    "linear_restrictions",
+]
 
 #: A restriction: a string, a matrix R (q = 0), or a tuple (R, q).
 RestrictionLike = str | Sequence[str] | np.ndarray | tuple[Any, Any] | pd.DataFrame
@@ -137,8 +146,151 @@ def _label(row: FloatArray, value: float, names: Sequence[str]) -> str:
     return f"{text} = {value:g}"
 
 
-def _f_result(fvalue: Any, df_num: float, df_denom: float) -> ContrastResults:
-    """An F-test ContrastResults; an infinite ``df_denom`` gives the chi2(J)/J p-value."""
+#: Up to this many bounded parameters the worst-case noncentrality of a joint test is
+#: found by enumerating the sign patterns of the biases (2^(k - 1) of them); above it, it
+#: is bounded through the largest eigenvalue (larger, so still conservative).
+_MAX_SIGN_ENUMERATION = 12
+
+
+class BiasAwareContrastResults(ContrastResults):
+    r"""statsmodels' ContrastResults whose p-values (and intervals) allow for a bias bound.
+
+    Returned by :meth:`PostEstimationMixin.t_test`, ``wald_test`` and ``f_test`` of a fit
+    that reports regularisation bias bounds :math:`B` (see
+    :meth:`~privinfer.PrivateResults.conf_int`) when a restriction involves a bounded
+    parameter; everything else is statsmodels' :class:`ContrastResults`.
+
+    For the single restrictions of ``t_test``, restriction :math:`j` has the bias bound
+    :math:`\bar B_j = |r_j|'B` (``bias_bound``), and with :math:`t_j = \bar B_j/\mathrm{sd}_j`
+    the interval is :math:`r_j'\hat\theta \pm c_j\,\mathrm{sd}_j`, :math:`c_j` solving
+    :math:`F(c - t_j) - F(-c - t_j) = 1 - a`, and the p-value is
+    :math:`F(t_j - |z_j|) + F(-|z_j| - t_j)`, :math:`F` the reference distribution
+    (normal, or Student t with ``use_t``): the interval at level ``a`` excludes
+    :math:`q_j` exactly when the p-value is below ``a``. For the joint tests the p-value
+    is the worst case of the noncentral reference over the biases (``noncentrality``).
+    ``bias_note`` says what was done; :meth:`summary` prints it.
+    """
+
+    def __init__(
+        self,
+        *,
+        bias_bound: FloatArray | None = None,
+        noncentrality: float | None = None,
+        bias_note: str = "",
+        **kwds: Any,
+    ) -> None:
+        super().__init__(**kwds)
+        self.bias_note = bias_note
+        self.bias_bound = bias_bound
+        self.noncentrality = noncentrality
+        if bias_bound is not None:  # single restrictions: shift the reference by t_j
+            z = np.abs(np.atleast_1d(np.asarray(self.statistic, dtype=float)))
+            t = self._bias_over_sd()
+            aware = self.dist.cdf(t - z, *self.dist_args) + self.dist.cdf(-z - t, *self.dist_args)
+            plain = np.atleast_1d(np.asarray(self.pvalue, dtype=float))
+            self.pvalue = np.squeeze(np.where(t > 0, aware, plain))
+
+    def _bias_over_sd(self) -> FloatArray:
+        bound = np.atleast_1d(np.asarray(self.bias_bound, dtype=float))
+        sd = np.atleast_1d(np.asarray(self.sd, dtype=float))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(bound > 0, bound / sd, 0.0)
+        return np.nan_to_num(t, nan=0.0)
+
+    def conf_int(self, alpha: float = 0.05) -> FloatArray:
+        """Intervals of the restricted combinations, bias-aware where they have a bound.
+
+        Parameters
+        ----------
+        alpha : float, default=0.05
+            Significance level (1 - coverage).
+
+        Returns
+        -------
+        ndarray of shape (J, 2)
+            Lower and upper limits.
+        """
+        if self.bias_bound is None or self.effect is None:
+            return super().conf_int(alpha)
+        t = self._bias_over_sd()
+        plain = float(self.dist.ppf(1 - alpha / 2.0, *self.dist_args))
+        if self.distribution == "norm":
+            aware = bias_aware_critical_value(t, alpha)
+        else:
+            aware = np.array([_shifted_critical_value(b, alpha, self.dist, self.dist_args)
+                              for b in t])  # fmt: skip
+        q = np.where(t > 0, aware, plain)
+        return np.column_stack((self.effect - q * self.sd, self.effect + q * self.sd))
+
+    def summary(self, xname: Any = None, alpha: float = 0.05, title: Any = None) -> Any:
+        """The summary of ContrastResults, with a note on the bias bound."""
+        base = super().summary(xname=xname, alpha=alpha, title=title)
+        if not self.bias_note:
+            return base
+        if isinstance(base, str):
+            return f"{base}\n{self.bias_note}"
+        smry = Summary()
+        smry.tables.append(base)
+        smry.add_extra_txt([self.bias_note])
+        return smry
+
+
+def _shifted_critical_value(t: float, level: float, dist: Any, dist_args: tuple) -> float:
+    """Root c of F(c - t) - F(-c - t) = 1 - level for a reference distribution F."""
+    if t <= 0:
+        return float(dist.ppf(1 - level / 2.0, *dist_args))
+
+    def f(c: float) -> float:
+        return float(dist.cdf(c - t, *dist_args) - dist.cdf(-c - t, *dist_args) - (1 - level))
+
+    hi = t + float(dist.ppf(1 - level / 2.0, *dist_args)) + 1.0
+    while f(hi) < 0:  # heavy tails: widen the bracket
+        hi *= 2.0
+    return float(brentq(f, 0.0, hi, xtol=1e-12))
+
+
+def _worst_noncentrality(R: FloatArray, V: FloatArray, bound: FloatArray) -> float:
+    r"""Largest :math:`b'R'(RVR')^{-1}Rb` over biases :math:`|b_k| \le B_k`.
+
+    A convex quadratic is largest at a vertex of the box: the sign patterns of the
+    bounded parameters are enumerated (a pattern and its negative give the same value);
+    with more than ``_MAX_SIGN_ENUMERATION`` of them the bound
+    :math:`\lambda_{\max}(M)\,\|B\|^2` is used instead.
+    """
+    idx = np.flatnonzero(bound > 0)
+    Rb = R[:, idx]
+    M = Rb.T @ np.linalg.solve(V, Rb)
+    B = bound[idx]
+    k = idx.size
+    if k > _MAX_SIGN_ENUMERATION:
+        return float(np.linalg.eigvalsh(M).max() * (B @ B))
+    signs = np.array(
+        [[1.0] + [-1.0 if (m >> j) & 1 else 1.0 for j in range(k - 1)] for m in range(2 ** (k - 1))]
+    )
+    corners = signs * B
+    return float(np.max(np.einsum("ij,jk,ik->i", corners, M, corners)))
+
+
+def _f_result(
+    fvalue: Any, df_num: float, df_denom: float, noncentrality: float = 0.0, bias_note: str = ""
+) -> ContrastResults:
+    """An F-test ContrastResults; an infinite ``df_denom`` gives the chi2(J)/J p-value.
+
+    With a positive ``noncentrality`` (a bias bound) the p-value is the worst case, from
+    the noncentral F (or chi2) with that noncentrality.
+    """
+    if noncentrality > 0:
+        res: ContrastResults = BiasAwareContrastResults(
+            F=fvalue, df_denom=df_denom, df_num=df_num, noncentrality=noncentrality,
+            bias_note=bias_note,
+        )  # fmt: skip
+        if np.isfinite(df_denom):
+            res.pvalue = np.squeeze(stats.ncf.sf(fvalue, df_num, df_denom, noncentrality))
+        else:
+            res.pvalue = np.squeeze(
+                stats.ncx2.sf(np.asarray(fvalue) * df_num, df_num, noncentrality)
+            )
+        return res
     res = ContrastResults(F=fvalue, df_denom=df_denom, df_num=df_num)
     if not np.isfinite(df_denom):
         res.pvalue = np.squeeze(stats.chi2.sf(np.asarray(fvalue) * df_num, df_num))
@@ -239,6 +391,10 @@ class PostEstimationMixin(PersistMixin):
     def _restrictions(self, spec: Any, owner: str) -> tuple[FloatArray, FloatArray]:
         return linear_restrictions(spec, list(self.params.index), owner)
 
+    def _bias_bounds(self) -> FloatArray | None:
+        """Bias bound per parameter (None: none reported); results with bounds override."""
+        return None
+
     def cov_params(
         self, r_matrix: RestrictionLike | None = None, column: Any = None
     ) -> pd.DataFrame | FloatArray:
@@ -336,6 +492,24 @@ class PostEstimationMixin(PersistMixin):
         with :math:`\hat V` the reported covariance (statsmodels' ``t_test`` with
         ``use_t=False``, as for its robust covariances).
 
+        Where the fit reports regularisation bias bounds :math:`B` (see
+        :meth:`~privinfer.PrivateResults.conf_int`), the bias of :math:`r_j'\hat\theta - q_j`
+        is :math:`r_j'b` with :math:`|b_k| \le B_k`, so at worst (the biases may take
+        either sign)
+
+        .. math:: |r_j'b| \le |r_j|'B = \bar B_j .
+
+        A restriction with :math:`\bar B_j > 0` then gets the bias-aware interval
+        :math:`r_j'\hat\theta \pm c_j\,\mathrm{sd}_j` and the p-value
+        :math:`\Phi(t_j - |z_j|) + \Phi(-|z_j| - t_j)`, :math:`t_j = \bar B_j/\mathrm{sd}_j`
+        (Armstrong and Kolesar, 2020; as :meth:`~privinfer.PrivateResults.conf_int` and
+        :attr:`~privinfer.PrivateResults.pvalues`; with ``use_t`` the Student t replaces
+        :math:`\Phi`), and :math:`z_j` is still the ratio above. The results are then a
+        :class:`BiasAwareContrastResults` (its ``bias_bound`` holds the :math:`\bar B_j`),
+        and their ``summary()`` says so in a note. A restriction that involves only
+        unbounded parameters, and every restriction of a fit without bounds, gets the
+        usual test.
+
         Examples
         --------
         >>> import numpy as np, pandas as pd, privinfer as pi
@@ -354,12 +528,28 @@ class PostEstimationMixin(PersistMixin):
         with np.errstate(divide="ignore", invalid="ignore"):
             z = (effect - q) / sd
         if self.use_t if use_t is None else use_t:
-            out = ContrastResults(effect=effect, t=z, sd=sd, df_denom=self._df_resid)
+            kwds: dict[str, Any] = {"effect": effect, "t": z, "sd": sd, "df_denom": self._df_resid}
         else:
-            out = ContrastResults(
-                effect=effect, statistic=z, sd=sd, df_denom=self._df_resid, distribution="norm"
+            kwds = {"effect": effect, "statistic": z, "sd": sd, "df_denom": self._df_resid,
+                    "distribution": "norm"}  # fmt: skip
+        names = [_label(r, v, list(self.params.index)) for r, v in zip(R, q, strict=True)]
+        bound = self._bias_bounds()
+        rows = None if bound is None else np.abs(R) @ bound
+        if rows is None or not np.any(rows > 0):
+            out = ContrastResults(**kwds)
+        else:
+            wide = ", ".join(
+                f"{nm} (B = {b:.3g}, {b / s:.2f} SE)"
+                for nm, b, s in zip(names, rows, sd, strict=True)
+                if b > 0
             )
-        out.c_names = [_label(r, v, list(self.params.index)) for r, v in zip(R, q, strict=True)]
+            note = (
+                "Intervals and p-values are bias-aware (Armstrong and Kolesar, 2020): the fit "
+                "reports regularisation bias bounds B, and a restriction r'theta = q has the "
+                f"bound |r|'B: {wide}; the statistic is (r'theta - q) / std err."
+            )
+            out = BiasAwareContrastResults(bias_bound=rows, bias_note=note, **kwds)
+        out.c_names = names
         return out
 
     def wald_test(
@@ -397,6 +587,19 @@ class PostEstimationMixin(PersistMixin):
         heteroskedasticity-robust ones, and ``W`` equals statsmodels' ``wald_test``
         (``cov_type="HC0"``) and linearmodels' ``wald_test``.
 
+        Where the fit reports regularisation bias bounds :math:`B` and a restriction
+        involves a bounded parameter, the statistic is unchanged but the p-value is
+        bias-aware: with a bias :math:`b` (:math:`|b_k| \le B_k`), :math:`W` is
+        asymptotically noncentral :math:`\chi^2_J(\lambda)`,
+        :math:`\lambda = b'R'(R\hat VR')^{-1}Rb`, whose tail grows with :math:`\lambda`, so
+        the p-value is that of :math:`\chi^2_J(\lambda_{\max})` (noncentral F for
+        ``use_f``), :math:`\lambda_{\max}` the largest :math:`\lambda` over the box (a
+        convex quadratic: the largest value at a corner; beyond 12 bounded parameters the
+        larger :math:`\lambda_{\max}(M)\|B\|^2`). With one restriction this is the
+        p-value of :meth:`t_test`. The result is a :class:`BiasAwareContrastResults` whose
+        ``noncentrality`` and ``bias_note`` say so. A test of unbounded parameters only is
+        unchanged.
+
         Examples
         --------
         >>> import numpy as np, pandas as pd, privinfer as pi
@@ -408,7 +611,14 @@ class PostEstimationMixin(PersistMixin):
         >>> w.statistic, w.df_denom  # 1 / 0.125 + 4 / 0.5
         (16.0, 2.0)
         """
-        R, q = self._restrictions(r_matrix, "wald_test")
+        return self._wald(r_matrix, "wald_test", use_f, scalar, self._df_resid)
+
+    def _wald(
+        self, r_matrix: RestrictionLike, owner: str, use_f: bool | None, scalar: bool,
+        df_denom: float,
+    ) -> ContrastResults:
+        """The Wald / F test of ``wald_test`` and ``f_test``, with ``df_denom`` for F."""
+        R, q = self._restrictions(r_matrix, owner)
         J = R.shape[0]
         diff = R @ self.params.to_numpy(dtype=float) - q
         V = R @ self.cov.to_numpy() @ R.T
@@ -421,8 +631,25 @@ class PostEstimationMixin(PersistMixin):
             )
         stat: Any = diff @ np.linalg.solve(V, diff)
         stat = float(stat) if scalar else np.atleast_2d(stat)
+        bound = self._bias_bounds()
+        lam, note = 0.0, ""
+        if bound is not None and np.any(np.abs(R) @ bound > 0):
+            lam = _worst_noncentrality(R, V, bound)
+            rows = ", ".join(f"{b:.3g}" for b in np.abs(R) @ bound)
+            note = (
+                "Bias-aware p-value: the fit reports regularisation bias bounds B, which bound "
+                f"the bias of R theta - q by |R|B = [{rows}]; the p-value is the worst case "
+                f"over them, from the noncentral reference with noncentrality {lam:.3g}."
+            )
         if self.use_t if use_f is None else use_f:
-            return _f_result(stat / J, float(J), self._df_resid)
+            return _f_result(stat / J, float(J), df_denom, lam, note)
+        if lam > 0:
+            res: ContrastResults = BiasAwareContrastResults(
+                chi2=stat, df_denom=float(J), statistic=stat, distribution="chi2",
+                distargs=(float(J),), noncentrality=lam, bias_note=note,
+            )  # fmt: skip
+            res.pvalue = np.squeeze(stats.ncx2.sf(stat, float(J), lam))
+            return res
         return ContrastResults(
             chi2=stat, df_denom=float(J), statistic=stat, distribution="chi2",
             distargs=(float(J),),
@@ -458,6 +685,9 @@ class PostEstimationMixin(PersistMixin):
         -----
         .. math:: F = W/J \sim F(J, \text{df\_denom}).
 
+        With bias bounds the p-value is the worst case from the noncentral F (noncentral
+        :math:`\chi^2_J/J` for an infinite ``df_denom``), as in :meth:`wald_test`.
+
         Examples
         --------
         >>> import numpy as np, pandas as pd, privinfer as pi
@@ -479,7 +709,6 @@ class PostEstimationMixin(PersistMixin):
                     "The 'df_denom' parameter of f_test must be a positive number (numpy.inf "
                     f"for the chi2(J)/J reference); got {df_denom!r}."
                 )
-        res = self.wald_test(r_matrix, use_f=True)
-        if df_denom is not None:
-            res = _f_result(float(res.fvalue), float(res.df_num), df)
-        return res
+        return self._wald(  # "wald_test" in messages, as before
+            r_matrix, "wald_test", True, True, self._df_resid if df_denom is None else df
+        )

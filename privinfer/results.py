@@ -723,6 +723,12 @@ class PrivateResults(PostEstimationMixin):
     def _df_resid(self) -> float:
         return self.df_resid
 
+    def _bias_bounds(self) -> np.ndarray | None:
+        """|B| per parameter for t_test / wald_test / f_test (None when nothing widens)."""
+        if not self._bias_widened:
+            return None
+        return np.abs(self._record.bias_bound.fillna(0.0).to_numpy(dtype=float))
+
     # -- presentation ------------------------------------------------------------------
     def _privacy_facts(self) -> list[tuple[str, str]]:
         mech = self._record.mechanism

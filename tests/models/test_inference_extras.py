@@ -661,3 +661,149 @@ def test_romano_wolf_steps_down_on_the_bias_adjusted_statistics():
         rw_plain["pvalue_adj"].to_numpy(),
         romano_wolf(np.abs(plain.tvalues.to_numpy()), np.abs(plain.boot_t_stats.to_numpy())),
     )
+
+
+def test_t_test_of_bounded_parameters_uses_the_bound_of_each_restriction():
+    """t_test dropped the bias bounds: a contrast of bounded parameters got the plain normal
+    interval and p-value, narrower than the same contrast taken as a - b. Row r now has
+    the bound |r|'B (worst case), a bias-aware interval and p-value, and a summary note;
+    a row of unbounded parameters is the usual test."""
+    from scipy.stats import norm
+
+    from privinfer.nuisance.regularize import bias_aware_critical_value
+
+    phi = np.random.default_rng(3).normal(size=(800, 3))
+    values = {"a": 0.077, "b": 0.1, "c": 0.2}
+    res = _bounded("Demo", values, phi, {"a": 0.05, "b": 0.02, "c": 0.0})
+    tt = res.t_test("a - b = 0, c = 0.1, 2 * a + b = 0.3")
+    bound = np.array([0.05 + 0.02, 0.0, 2 * 0.05 + 0.02])
+    R = np.array([[1.0, -1.0, 0.0], [0.0, 0.0, 1.0], [2.0, 1.0, 0.0]])
+    q = np.array([0.0, 0.1, 0.3])
+    effect = R @ res.params.to_numpy()
+    sd = np.sqrt(np.diag(R @ res.cov.to_numpy() @ R.T))
+    z, t = (effect - q) / sd, bound / sd
+    np.testing.assert_allclose(tt.statistic, z, rtol=1e-12)
+    p = np.where(t > 0, norm.cdf(t - np.abs(z)) + norm.cdf(-np.abs(z) - t), 2 * norm.sf(np.abs(z)))
+    np.testing.assert_allclose(tt.pvalue, p, rtol=1e-12)
+    for level in (0.01, 0.05, 0.1, 0.3):
+        ci = tt.conf_int(alpha=level)
+        cv = bias_aware_critical_value(t, level)
+        np.testing.assert_allclose(ci, np.column_stack((effect - cv * sd, effect + cv * sd)),
+                                   rtol=1e-12)  # fmt: skip
+        excludes = (ci[:, 0] > q) | (ci[:, 1] < q)
+        np.testing.assert_array_equal(excludes, tt.pvalue < level)
+    from privinfer._hypotheses import BiasAwareContrastResults
+
+    assert isinstance(tt, BiasAwareContrastResults)
+    np.testing.assert_allclose(tt.bias_bound, bound, rtol=1e-15)
+    # the contrast a - b matches the combination a - b (same estimate, SE, bound, interval)
+    diff = res["a"] - res["b"]
+    assert float(diff._record.bias_bound.iloc[0]) == pytest.approx(bound[0], rel=1e-15)
+    assert tt.effect[0] == pytest.approx(float(diff.params.iloc[0]), rel=1e-12)
+    assert tt.sd[0] == pytest.approx(float(diff.bse.iloc[0]), rel=1e-12)
+    np.testing.assert_allclose(tt.conf_int()[0], diff.conf_int().iloc[0].to_numpy(), rtol=1e-12)
+    assert tt.pvalue[0] == pytest.approx(float(diff.pvalues.iloc[0]), rel=1e-12)
+    # a single parameter: as its own conf_int and pvalues
+    one = res.t_test("a = 0")
+    np.testing.assert_allclose(one.conf_int()[0], res.conf_int().loc["a"].to_numpy(), rtol=1e-12)
+    assert float(one.pvalue) == pytest.approx(float(res.pvalues["a"]), rel=1e-12)
+    frame = tt.summary_frame(xname=tt.c_names)
+    np.testing.assert_allclose(frame["P>|z|"], tt.pvalue, rtol=1e-12)
+    text = " ".join(str(tt.summary(xname=tt.c_names)).split())
+    assert "bias-aware" in text and "|r|'B: a - b = 0 (B = 0.07" in text
+    assert "c = 0.1 (B" not in text
+    # Student t reference: the same inversion with t in place of the normal
+    tt_t = res.t_test("a - b = 0", use_t=True)
+    for level in (0.05, 0.2):
+        lo, hi = tt_t.conf_int(alpha=level)[0]
+        assert (lo > 0 or hi < 0) == (float(tt_t.pvalue) < level)
+    assert hi - lo > np.diff(tt.conf_int(alpha=0.2)[0])[0]  # t tails are heavier
+
+
+def test_t_test_without_bounds_is_unchanged():
+    """A fit without bounds, or a restriction of unbounded parameters only, gets statsmodels'
+    plain ContrastResults, bit for bit as before."""
+    from scipy.stats import chi2
+    from statsmodels.stats.contrast import ContrastResults
+
+    from privinfer._hypotheses import linear_restrictions
+
+    phi = np.random.default_rng(3).normal(size=(800, 3))
+    values = {"a": 0.077, "b": 0.1, "c": 0.2}
+    for res, spec in (
+        (_bounded("Demo", values, phi, None), "a - b = 0, c = 0.1"),
+        (_bounded("Demo", values, phi, {"a": 0.0, "b": 0.0, "c": 0.0}), "a - b = 0"),
+        (_bounded("Demo", values, phi, {"a": 0.05, "b": 0.0, "c": 0.0}), "b - c = 0, c = 0.1"),
+    ):
+        R, q = linear_restrictions(spec, list(res.params.index), "test")
+        effect = R @ res.params.to_numpy()
+        sd = np.sqrt(np.diag(R @ res.cov.to_numpy() @ R.T))
+        ref = ContrastResults(effect=effect, statistic=(effect - q) / sd, sd=sd,
+                              df_denom=res.df_resid, distribution="norm")  # fmt: skip
+        tt = res.t_test(spec)
+        assert type(tt) is ContrastResults
+        np.testing.assert_array_equal(tt.pvalue, ref.pvalue)
+        np.testing.assert_array_equal(tt.conf_int(), ref.conf_int())
+        assert "bias" not in str(tt.summary())
+        w = res.wald_test(spec)
+        assert type(w) is ContrastResults
+        W = (effect - q) @ np.linalg.solve(R @ res.cov.to_numpy() @ R.T, effect - q)
+        assert float(w.pvalue) == pytest.approx(float(chi2.sf(W, len(q))), rel=1e-12)
+
+
+def test_wald_and_f_tests_of_bounded_parameters_take_the_worst_case_noncentrality():
+    """The joint tests keep W but take the p-value from the noncentral chi2 (F) whose
+    noncentrality is the largest b'R'(RVR')^{-1}Rb over |b| <= B; with one restriction it is
+    the t_test p-value. They ignored the bounds."""
+    import itertools
+
+    from scipy.stats import ncf, ncx2
+
+    phi = np.random.default_rng(3).normal(size=(800, 3))
+    values = {"a": 0.077, "b": 0.1, "c": 0.2}
+    B = np.array([0.05, 0.02, 0.0])
+    res = _bounded("Demo", values, phi, dict(zip(values, B, strict=True)))
+    plain = _bounded("Demo", values, phi, None)
+    one = res.wald_test("a = 0")
+    assert float(one.pvalue) == pytest.approx(float(res.t_test("a = 0").pvalue), rel=1e-9)
+    assert one.statistic == plain.wald_test("a = 0").statistic
+    spec = "a = 0, b = 0"
+    R = np.array([[1.0, 0, 0], [0, 1.0, 0]])
+    V = R @ res.cov.to_numpy() @ R.T
+    M = R.T @ np.linalg.solve(V, R)
+    lam = max(np.array(s) * B @ M @ (np.array(s) * B)
+              for s in itertools.product([-1, 1], repeat=3))  # fmt: skip
+    w, f, w_plain = res.wald_test(spec), res.f_test(spec), plain.wald_test(spec)
+    assert w.statistic == w_plain.statistic
+    assert float(w.pvalue) == pytest.approx(ncx2.sf(w.statistic, 2, lam), rel=1e-12)
+    assert float(f.pvalue) == pytest.approx(ncf.sf(f.fvalue, 2, res.df_resid, lam), rel=1e-12)
+    assert w.noncentrality == pytest.approx(lam, rel=1e-12)
+    f_inf = res.f_test(spec, df_denom=np.inf)
+    assert float(f_inf.pvalue) == pytest.approx(float(w.pvalue), rel=1e-9)
+    assert float(w.pvalue) > float(w_plain.pvalue)
+    assert "noncentral" in str(w.summary()) and "noncentral" in str(f.summary())
+    assert "noncentral" not in str(w_plain.summary())
+
+
+def test_fitted_pom_contrast_t_test_matches_the_combination():
+    """On a fit whose fixed ridge biases the POMs: t_test of E[Y(1)] - E[Y(0)] gives the
+    interval of pom['E[Y(1)]'] - pom['E[Y(0)]'] (bound B_1 + B_0), not the narrower plain
+    one it gave."""
+    rng = np.random.default_rng(0)
+    n = 1500
+    x = rng.uniform(-1, 1, n)
+    d = (rng.random(n) < _expit(2 * x)).astype(int)
+    raw = pd.DataFrame({"x": x, "d": d, "y": d * (1 + x) + 3 * x**2 + rng.normal(size=n)})
+    pom = _quiet_fit(pi.PrivatePOM, "y ~ d | x", raw, _mech(), 0, ridge=10.0,
+                     variance="influence")  # fmt: skip
+    b = pom._record.bias_bound
+    assert b.sum() > 0
+    diff = pom["E[Y(1)]"] - pom["E[Y(0)]"]
+    tt = pom.t_test("`E[Y(1)]` - `E[Y(0)]` = 0")
+    assert tt.effect[0] == pytest.approx(float(diff.params.iloc[0]), rel=1e-12)
+    assert tt.sd[0] == pytest.approx(float(diff.bse.iloc[0]), rel=1e-12)
+    np.testing.assert_allclose(tt.conf_int()[0], diff.conf_int().iloc[0].to_numpy(), rtol=1e-12)
+    assert float(tt.pvalue) == pytest.approx(float(diff.pvalues.iloc[0]), rel=1e-12)
+    assert tt.bias_bound[0] == pytest.approx(float(b.abs().sum()), rel=1e-12)
+    z = 1.959963984540054
+    assert np.diff(tt.conf_int()[0])[0] > 2 * z * tt.sd[0]
