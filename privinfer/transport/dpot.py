@@ -583,18 +583,20 @@ class MinibatchDPOTResult:
 # ----------------------------------------------------------------------------------------
 # Functional core
 # ----------------------------------------------------------------------------------------
-def _as_matrix(X: object, name: str, owner: str) -> FloatArray:
+def _as_matrix(
+    X: object, name: str, owner: str, what: str = "array of shape (n_samples, n_features)"
+) -> FloatArray:
+    """``X`` as a finite, non-empty 2-D float array (``what`` names it in messages)."""
     try:
         arr = np.asarray(X, dtype=float)
     except (TypeError, ValueError) as exc:
         raise DataMismatchError(
-            f"{owner}: {name!r} must be a numeric 2-D array of shape (n_samples, n_features); "
+            f"{owner}: {name!r} must be a numeric 2-D {what}; "
             f"got {type(X).__name__} that does not convert to float ({exc})."
         ) from exc
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
         raise DataMismatchError(
-            f"{owner}: {name!r} must be a non-empty 2-D array of shape (n_samples, "
-            f"n_features). Got shape {arr.shape}."
+            f"{owner}: {name!r} must be a non-empty 2-D {what}. Got shape {arr.shape}."
         )
     check_no_nan(arr, name, owner)
     return arr
@@ -757,20 +759,7 @@ def debiased_cost(Zs: FloatArray, Xt: FloatArray, M: FloatArray, sigma: float) -
 
 def _as_cost(C: object, owner: str) -> FloatArray:
     """A cost matrix as a finite, non-empty 2-D float array."""
-    try:
-        arr = np.asarray(C, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise DataMismatchError(
-            f"{owner}: 'C' must be a numeric 2-D cost matrix of shape (n_source, "
-            f"n_target); got {type(C).__name__} that does not convert to float ({exc})."
-        ) from exc
-    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise DataMismatchError(
-            f"{owner}: 'C' must be a non-empty 2-D cost matrix of shape (n_source, "
-            f"n_target). Got shape {arr.shape}."
-        )
-    check_no_nan(arr, "C", owner)
-    return arr
+    return _as_matrix(C, "C", owner, "cost matrix of shape (n_source, n_target)")
 
 
 def _only_coupling(a: FloatArray, b: FloatArray) -> FloatArray:

@@ -342,6 +342,14 @@ def test_bump_by_linear_interactions_span_a_curve_times_a_line(monkeypatch):
         assert cands[name].size == plain_cands[name].size
 
 
+def _residual(basis, name, private, public, target):
+    """Relative residual of the least-squares fit of ``target`` on a candidate's functions."""
+    A, P = basis.split(private, public)
+    X = (P if A is None else A * P)[:, dict(basis.candidates())[name]]
+    coef, *_ = np.linalg.lstsq(X, target, rcond=None)
+    return float(np.std(target - X @ coef) / np.std(target))
+
+
 def test_triples_span_a_public_group_times_two_private_curves(monkeypatch):
     # TRIPLES (a research switch, off by default): "bump" adds every bump of one private
     # column times the linear terms of another private column and a public one, so
@@ -374,15 +382,8 @@ def test_triples_span_a_public_group_times_two_private_curves(monkeypatch):
     g = P[:, x1_only] @ np.random.default_rng(7).normal(size=len(x1_only))
     target = w[:, 0] * g * v[:, 1]
 
-    def residual(b, name):
-        Ab, Pb = b.split(u, w)
-        idx = dict(b.candidates())[name]
-        X = (Pb if Ab is None else Ab * Pb)[:, idx]
-        coef, *_ = np.linalg.lstsq(X, target, rcond=None)
-        return float(np.std(target - X @ coef) / np.std(target))
-
-    assert residual(rich, "level 5 + interactions") < 1e-10
-    assert residual(default, "level 5 + interactions") > 0.1
+    assert _residual(rich, "level 5 + interactions", u, w, target) < 1e-10
+    assert _residual(default, "level 5 + interactions", u, w, target) > 0.1
     # a triple's public factor is w (times ones), its private factor the two curves
     i = next(i for i in triples if any(rich.atoms[a][0] == 2 for a in rich.functions[i]))
     priv = [a for a in rich.functions[i] if rich.atoms[a][0] < 2]
@@ -475,15 +476,8 @@ def test_index_atoms_span_a_step_in_a_sum_of_binary_items(monkeypatch):
     assert all(len(rich.functions[i]) == 1 and rich.level[i] > 0 for i in on_index)
     target = (items.sum(axis=1) >= 4).astype(float)
 
-    def residual(b, name):
-        A, P = b.split(items, w)
-        idx = dict(b.candidates())[name]
-        X = (P if A is None else A * P)[:, idx]
-        coef, *_ = np.linalg.lstsq(X, target, rcond=None)
-        return float(np.std(target - X @ coef) / np.std(target))
-
-    assert residual(rich, "level 6") < 1e-8
-    assert residual(default, "level 6 + interactions") > 0.05
+    assert _residual(rich, "level 6", items, w, target) < 1e-8
+    assert _residual(default, "level 6 + interactions", items, w, target) > 0.05
     A, P = rich.split(items, w)
     assert np.allclose(A[:, on_index], 1.0)  # purely private functions
     # the index's private factor at the reference points is the same function there
