@@ -222,7 +222,8 @@ class BinaryMechanism:
         >>> try:  # a file sorted by the atom would show the ranks
         ...     mech.privatize(np.sort(x), random_state=1)
         ... except RowOrderError as err:
-        ...     print("sorted by the value" in str(err))
+        ...     message = str(err)
+        >>> "sorted by the value" in message
         True
         """
         return self._privatize(x, random_state, "BinaryMechanism.privatize")

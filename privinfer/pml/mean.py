@@ -445,7 +445,8 @@ class PrivateMean:
         >>> try:  # a file sorted by income would publish the incomes' ranks
         ...     pm.privatize(x.sort_values(ignore_index=True), random_state=1)
         ... except pi.exceptions.RowOrderError as err:
-        ...     print("sorted by the value" in str(err))
+        ...     message = str(err)
+        >>> "sorted by the value" in message
         True
         """
         owner = "PrivateMean.privatize"
