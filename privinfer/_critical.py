@@ -6,6 +6,8 @@ intervals use it); depends on nothing else in the package.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import norm
@@ -16,7 +18,13 @@ from privinfer._validation import check_in_interval
 __all__ = ["bias_aware_critical_value"]
 
 
-def bias_aware_critical_value(bias_over_se: float | FloatArray, level: float = 0.05) -> FloatArray:
+def bias_aware_critical_value(
+    bias_over_se: float | FloatArray,
+    level: float = 0.05,
+    *,
+    dist: Any = norm,
+    dist_args: tuple[Any, ...] = (),
+) -> FloatArray:
     r"""Critical value of the bias-aware interval (Armstrong and Kolesár, 2020).
 
     For an estimator :math:`\hat\psi \sim N(\psi + b, \mathrm{se}^2)` with
@@ -35,6 +43,10 @@ def bias_aware_critical_value(bias_over_se: float | FloatArray, level: float = 0
         :math:`t = B/\mathrm{se} \ge 0`.
     level : float, default=0.05
         Significance level ``a``.
+    dist, dist_args : scipy.stats distribution and its shape arguments, default normal
+        A symmetric reference law :math:`F` in place of :math:`\Phi` (e.g. Student's t
+        for ``use_t`` contrasts): ``cv`` solves :math:`F(\mathrm{cv} - t) - F(-\mathrm{cv}
+        - t) = 1 - a`.
 
     Returns
     -------
@@ -56,13 +68,15 @@ def bias_aware_critical_value(bias_over_se: float | FloatArray, level: float = 0
         raise ValueError("bias_aware_critical_value: bias_over_se must be finite.")
 
     def one(b: float) -> float:
-        if b > 10.0:  # Phi(-c - b) < 1e-23: the one-sided quantile, to machine precision
+        if b > 10.0 and dist is norm:  # Phi(-c - b) < 1e-23: the one-sided quantile
             return float(b + norm.ppf(1 - level))
 
         def f(c: float) -> float:
-            return float(norm.cdf(c - b) - norm.cdf(-c - b) - (1 - level))
+            return float(dist.cdf(c - b, *dist_args) - dist.cdf(-c - b, *dist_args) - (1 - level))
 
-        hi = b + norm.ppf(1 - level / 2) + 1.0
+        hi = b + dist.ppf(1 - level / 2, *dist_args) + 1.0
+        while f(hi) < 0:  # heavy tails (never for the normal law): widen the bracket
+            hi *= 2.0
         return float(brentq(f, 0.0, hi, xtol=1e-12))
 
     return np.vectorize(one, otypes=[float])(t)

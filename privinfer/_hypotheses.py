@@ -20,7 +20,6 @@ from typing import IO, Any, TypeVar
 import numpy as np
 import pandas as pd
 from scipy import stats
-from scipy.optimize import brentq
 from statsmodels.iolib.summary import Summary
 from statsmodels.stats.contrast import ContrastResults
 
@@ -214,11 +213,7 @@ class BiasAwareContrastResults(ContrastResults):
             return super().conf_int(alpha)
         t = self._bias_over_sd()
         plain = float(self.dist.ppf(1 - alpha / 2.0, *self.dist_args))
-        if self.distribution == "norm":
-            aware = bias_aware_critical_value(t, alpha)
-        else:
-            aware = np.array([_shifted_critical_value(b, alpha, self.dist, self.dist_args)
-                              for b in t])  # fmt: skip
+        aware = bias_aware_critical_value(t, alpha, dist=self.dist, dist_args=self.dist_args)
         q = np.where(t > 0, aware, plain)
         return np.column_stack((self.effect - q * self.sd, self.effect + q * self.sd))
 
@@ -233,20 +228,6 @@ class BiasAwareContrastResults(ContrastResults):
         smry.tables.append(base)
         smry.add_extra_txt([self.bias_note])
         return smry
-
-
-def _shifted_critical_value(t: float, level: float, dist: Any, dist_args: tuple) -> float:
-    """Root c of F(c - t) - F(-c - t) = 1 - level for a reference distribution F."""
-    if t <= 0:
-        return float(dist.ppf(1 - level / 2.0, *dist_args))
-
-    def f(c: float) -> float:
-        return float(dist.cdf(c - t, *dist_args) - dist.cdf(-c - t, *dist_args) - (1 - level))
-
-    hi = t + float(dist.ppf(1 - level / 2.0, *dist_args)) + 1.0
-    while f(hi) < 0:  # heavy tails: widen the bracket
-        hi *= 2.0
-    return float(brentq(f, 0.0, hi, xtol=1e-12))
 
 
 def _worst_noncentrality(R: FloatArray, V: FloatArray, bound: FloatArray) -> float:
