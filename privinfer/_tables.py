@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 from statsmodels.iolib.summary2 import summary_col as _sm_summary_col
 
@@ -64,17 +66,62 @@ def _estimator(res: Any) -> str:
 
 
 def _nobs(res: Any) -> str:
+    rows = getattr(res, "n_rows", None)  # private means: the rows behind all parameters
+    if rows is not None:
+        return f"{int(rows)}"
     n = res.nobs
-    try:
-        return f"{int(n)}"
-    except TypeError:  # a per-parameter Series of counts (private means)
+    if isinstance(n, pd.Series):  # per-parameter counts without a total
         return f"{int(n.max())}"
+    return f"{int(n)}"
 
 
 def _keep_prob(res: Any) -> str:
     mech = res.mechanism
     alpha = mech.get("alpha") if isinstance(mech, Mapping) else None
     return "" if alpha is None else f"{float(alpha):.3g}"
+
+
+#: The fit rows of statsmodels' ``summary_col`` (``include_r2=True``) and the attribute
+#: each one reads.
+FIT_ROWS: dict[str, str] = {"R-squared": "rsquared", "R-squared Adj.": "rsquared_adj"}
+
+
+def _reports(res: Any, attr: str) -> bool:
+    """Whether ``res`` has a finite ``attr`` (a missing one raises ``AttributeError``)."""
+    try:
+        value = float(getattr(res, attr))
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return bool(np.isfinite(value))
+
+
+def _blank_missing_fit_rows(table: pd.DataFrame, items: Sequence[Any]) -> pd.DataFrame:
+    """``table`` with the R-squared cells of models that do not report them left blank.
+
+    statsmodels fills a model's missing statistic with ``nan`` (shown as ``"nan"``) as
+    soon as it reports the other one, e.g. a linear :class:`~privinfer.PrivateGMM` fit,
+    which has ``rsquared`` but no ``rsquared_adj``. Such cells are blanked, as for
+    models with neither, and a row left blank in every column is dropped.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> table = pd.DataFrame({"m": ["1.0", "0.5000", "nan"]},
+    ...                      index=["a", "R-squared", "R-squared Adj."])
+    >>> _blank_missing_fit_rows(table, [SimpleNamespace(rsquared=0.5)]).index.tolist()
+    ['a', 'R-squared']
+    """
+    out = table.copy()
+    for label, attr in FIT_ROWS.items():
+        if label not in out.index:
+            continue
+        row = out.index.get_loc(label)
+        for col, res in enumerate(items):
+            if not _reports(res, attr):
+                out.iloc[row, col] = ""
+        if (out.iloc[row] == "").all():
+            out = out.drop(index=label)
+    return out
 
 
 #: Rows under the estimates: the estimator, the sample size and the keep probability.
@@ -101,7 +148,10 @@ def summary_col(
     Columns follow the order given and rows the order in which parameters first appear
     (statsmodels' ``summary_col`` with that ``regressor_order``). privinfer results,
     statsmodels results and linearmodels results can be mixed. The statistics are those
-    each results object reports (the private covariance for privinfer results).
+    each results object reports (the private covariance for privinfer results). A row
+    that does not apply to a model is blank in its column: ``R-squared`` and
+    ``R-squared Adj.`` for models without them (a linear ``PrivateGMM`` fit has the
+    private R-squared only), and the rows are left out when no model has them.
 
     Parameters
     ----------
@@ -118,7 +168,8 @@ def summary_col(
         Format of estimates and standard errors.
     info_dict : mapping of str to callable, optional
         Rows under the estimates, ``label -> f(results)``; the default shows the
-        estimator, the number of observations and the keep probability.
+        estimator, the number of observations (for private means, the released rows
+        behind all their parameters) and the keep probability.
     regressor_order : sequence of str, optional
         Parameters to put first; the others follow in order of appearance.
     drop_omitted : bool, default=False
@@ -203,6 +254,7 @@ def summary_col(
         drop_omitted=drop_omitted,
         include_r2=True,
     )
+    smry.tables[0] = _blank_missing_fit_rows(smry.tables[0], items)
     widened = [n for n, r in zip(unique, items, strict=True) if getattr(r, "_bias_widened", False)]
     if stars and widened:  # the stars follow the bias-aware p-values: say so
         smry.add_text(

@@ -82,6 +82,31 @@ def test_summary_col_errors(fits):
         pi.summary_col({"a": small}, model_names=["b"])
 
 
+def _demo(name, params):
+    """A privinfer result of a model without R-squared (e.g. an ATE)."""
+    phi = np.vstack([np.ones(len(params)), -np.ones(len(params))])
+    rec = pi.results.ResultsRecord(name, "y", pd.Series(params), phi, {"alpha": 0.5}, None,
+                                   (), pi.results.Diagnostics(), pd.DataFrame())
+    return pi.PrivateResults(rec)
+
+
+def test_fit_rows_a_model_does_not_report_are_blank(fits):
+    small, _, ols = fits
+    # a linear PrivateGMM fit has the private R-squared but no adjusted one: no "nan"
+    table = pi.summary_col([small]).tables[0]
+    assert table.loc["R-squared"].tolist() == [f"{small.rsquared:.4f}"]
+    assert "R-squared Adj." not in table.index
+    table = pi.summary_col({"ols": ols, "private": small, "ate": _demo("PrivateATE",
+                                                                     {"ATE": 1.0})}).tables[0]
+    assert table.loc["R-squared"].tolist() == [f"{ols.rsquared:.4f}",
+                                               f"{small.rsquared:.4f}", ""]
+    assert table.loc["R-squared Adj."].tolist() == [f"{ols.rsquared_adj:.4f}", "", ""]
+    assert not (table == "nan").to_numpy().any()
+    # models with neither: no fit rows at all
+    table = pi.summary_col([_demo("PrivateATE", {"ATE": 1.0})]).tables[0]
+    assert not {"R-squared", "R-squared Adj."} & set(table.index)
+
+
 def test_compare_keeps_row_order(fits):
     small, big, _ = fits
     table = pi.compare({"big": big, "small": small})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 import pandas as pd
@@ -91,6 +92,20 @@ def test_from_formula_returns_a_model_whose_fit_gives_group_means():
         model.fit(released["y"])
     with pytest.raises(DataMismatchError, match="no data"):
         pm.fit()
+
+
+def test_summary_col_counts_every_row_of_group_means():
+    rng = np.random.default_rng(1)
+    g = rng.choice(["a", "b"], size=3000)
+    pm = pi.PrivateMean(bounds=(0.0, 1.0), eps=2.0, c=0.5)
+    released = pd.DataFrame({"y": pm.privatize(np.where(g == "a", 0.7, 0.3), random_state=2),
+                             "g": g})
+    res = pi.PrivateMean.from_formula("y ~ C(g)", released, bounds=(0.0, 1.0), eps=2.0,
+                                      c=0.5).fit()
+    table = pi.summary_col([res]).tables[0]
+    # the groups are disjoint: 3000 rows, as the result's own summary says
+    assert table.loc["No. Observations"].tolist() == ["3000"] == [str(res.n_rows)]
+    assert re.search(r"No\. Observations:\s+3000\b", str(res.summary()))
 
 
 def test_vector_mean_covariance_matches_monte_carlo():
