@@ -25,6 +25,7 @@ from statsmodels.stats.contrast import ContrastResults
 
 from privinfer._critical import bias_aware_critical_value
 from privinfer._typing import FloatArray
+from privinfer._validation import plain_text
 from privinfer.exceptions import ConstraintError, DataMismatchError
 
 __all__ = [
@@ -87,8 +88,9 @@ def linear_restrictions(
             lc = LinearConstraints.from_spec(spec, variable_names=names)
         except Exception as err:  # formulaic raises several types for bad strings
             raise ConstraintError(
-                f"{owner}: cannot read the restrictions {spec!r} ({err}). Write them in terms "
-                f"of the parameter names {names!r}, e.g. '{names[0]} = 0'."
+                f"{owner}: cannot read the restrictions {spec!r} ({_parse_problem(err)}). "
+                f"Write them in terms of the parameter names {names!r}, e.g. "
+                f"'{names[0]} = 0'."
             ) from None
         R = np.asarray(lc.constraint_matrix, dtype=float)
         q = np.asarray(lc.constraint_values, dtype=float).ravel()
@@ -127,6 +129,22 @@ def linear_restrictions(
             "drop the redundant ones."
         )
     return R, q
+
+
+def _parse_problem(err: Exception) -> str:
+    """What formulaic found wrong in a restriction string, as plain text.
+
+    Its syntax errors mark the offending part with terminal colour codes, which are
+    removed; an unknown name (a ``KeyError``) is said in words.
+
+    Examples
+    --------
+    >>> _parse_problem(KeyError("zz"))
+    "unknown name 'zz'"
+    """
+    if isinstance(err, KeyError) and len(err.args) == 1:
+        return f"unknown name {err.args[0]!r}"
+    return plain_text(err)
 
 
 def _label(row: FloatArray, value: float, names: Sequence[str]) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+import re
 import sys
 import warnings
 from numbers import Integral, Real
@@ -23,6 +24,7 @@ __all__ = [
     "check_int",
     "check_no_nan",
     "check_random_state",
+    "plain_text",
     "spawn_generators",
     "user_stacklevel",
     "warn_if_seeded",
@@ -147,6 +149,27 @@ def check_no_nan(values: np.ndarray, name: str, owner: str) -> None:
             f"{owner}: column {name!r} holds {bad} NaN or infinite value(s). Drop or impute "
             "them before privatisation/estimation; privinfer never drops rows silently."
         )
+
+
+#: ANSI terminal escape sequences (colours, cursor moves).
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+
+
+def plain_text(err: BaseException | str) -> str:
+    r"""The message of ``err`` without terminal escape codes, to quote in an error message.
+
+    formulaic marks the offending part of a formula or a restriction in bold red
+    (``"\x1b[1;31m...\x1b[0m"``), which shows up as garbage in logs and notebooks. The
+    escape codes are removed; the plain markers around that part stay.
+
+    Examples
+    --------
+    >>> plain_text("a \x1b[1;31m+\x1b[0m b")
+    'a + b'
+    >>> plain_text(KeyError("zz"))
+    "'zz'"
+    """
+    return _ANSI_ESCAPE.sub("", str(err))
 
 
 def warn_if_seeded(random_state: object, owner: str, *, stacklevel: int = 3) -> None:

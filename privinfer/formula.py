@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from privinfer._typing import FloatArray
+from privinfer._validation import plain_text
 from privinfer.exceptions import (
     DataMismatchError,
     MechanismMismatchError,
@@ -249,7 +250,9 @@ def _covariate_model_spec(
     try:
         needed = {str(v) for v in formulaic.Formula(formula).required_variables}
     except Exception as err:
-        raise DataMismatchError(f"{owner}: cannot parse covariates {formula!r}: {err}") from err
+        raise DataMismatchError(
+            f"{owner}: cannot parse covariates {formula!r}: {plain_text(err)}"
+        ) from err
     missing = sorted(needed - columns - _FORMULA_NAMES)
     if missing:
         raise DataMismatchError(
@@ -414,7 +417,9 @@ def parse_treatment_formula(formula: str, owner: str) -> TreatmentFormula:
     try:
         f = formulaic.Formula(formula)
     except Exception as err:
-        raise DataMismatchError(f"{owner}: cannot parse formula {formula!r}: {err}") from err
+        raise DataMismatchError(
+            f"{owner}: cannot parse formula {formula!r}: {plain_text(err)}"
+        ) from err
     rhs = getattr(f, "rhs", None)
     if not isinstance(rhs, tuple) or len(rhs) != 2:
         raise DataMismatchError(

@@ -60,7 +60,7 @@ from scipy.special import expit, softmax
 
 from privinfer._frames import as_pandas
 from privinfer._typing import FloatArray, IntArray
-from privinfer._validation import check_in_interval, check_no_nan
+from privinfer._validation import check_in_interval, check_no_nan, plain_text
 from privinfer.exceptions import DataMismatchError, MissingValueError, SingularDesignError
 from privinfer.formula import _FORMULA_NAMES
 from privinfer.mechanisms.alpha_identity import ATTRS_KEY, RELEASE_KEY, AlphaIdentity
@@ -261,6 +261,30 @@ def _chosen_threshold(
     return optimal_threshold(propensity)
 
 
+def _required_variables(rhs: str, formula: str, owner: str) -> set[str]:
+    """The variables formulaic reads off the right-hand side ``rhs`` of ``formula``.
+
+    Raises
+    ------
+    DataMismatchError
+        ``rhs`` is not a formula (the message is plain text, without formulaic's
+        terminal colour codes).
+
+    Examples
+    --------
+    >>> sorted(_required_variables("w + C(region)", "d ~ w + C(region)", "demo"))
+    ['region', 'w']
+    """
+    import formulaic
+
+    try:
+        return {str(v) for v in formulaic.Formula(rhs).required_variables}
+    except Exception as err:  # formulaic raises several types for bad formulas
+        raise DataMismatchError(
+            f"{owner}: cannot parse formula {formula!r}: {plain_text(err)}"
+        ) from err
+
+
 def _private_columns(data: pd.DataFrame, mechanism: AlphaIdentity | None) -> set[str]:
     """Private columns known from the mechanism or the release's metadata."""
     cols: set[str] = set()
@@ -363,8 +387,8 @@ class TrimmingRule:
                 ) from err
             raise DataMismatchError(
                 f"TrimmingRule.propensity: the rule's public terms cannot be evaluated on "
-                f"these data ({err}). Splines need values inside the fitted range unless "
-                "they were given extrapolation='clip' in the formula."
+                f"these data ({plain_text(err)}). Splines need values inside the fitted range "
+                "unless they were given extrapolation='clip' in the formula."
             ) from err
         if X.shape[0] != len(frame) or np.any(~np.isfinite(X)):
             raise MissingValueError(
@@ -451,8 +475,9 @@ class PublicTrimming:
     Raises
     ------
     DataMismatchError
-        A private column in the formula, a missing column, a treatment with a single
-        value, or a float treatment with so many values that it looks continuous.
+        A formula that cannot be parsed, a private column in the formula, a missing
+        column, a treatment with a single value, or a float treatment with so many values
+        that it looks continuous.
     MissingValueError
         Missing values in the treatment or the public columns.
 
@@ -508,8 +533,6 @@ class PublicTrimming:
 
     def __init__(self, formula: str, data: Any, *, mechanism: AlphaIdentity | None = None) -> None:
         owner = "PublicTrimming"
-        import formulaic
-
         frame = as_pandas(data, owner)
         if not isinstance(formula, str) or "~" not in formula:
             raise DataMismatchError(
@@ -519,12 +542,9 @@ class PublicTrimming:
         if lhs not in frame.columns:
             raise DataMismatchError(f"{owner}: treatment column {lhs!r} is not in the data.")
         private = _private_columns(frame, mechanism)
-        used = {
-            str(v) for v in formulaic.Formula(rhs).required_variables if str(v) in frame.columns
-        }
-        missing = (
-            {str(v) for v in formulaic.Formula(rhs).required_variables} - used - _FORMULA_NAMES
-        )
+        needed = _required_variables(rhs, formula, owner)
+        used = needed & {str(c) for c in frame.columns}
+        missing = needed - used - _FORMULA_NAMES
         if missing:
             raise DataMismatchError(
                 f"{owner}: column(s) {sorted(missing)} of the formula are not in the data."

@@ -204,6 +204,21 @@ def test_bad_restrictions_raise(ols_fits):
         ours.cov_params(column="nope")
 
 
+@pytest.mark.parametrize("spec", ["educ = = exper", "educ +", "(educ = 1", "educ exper"])
+def test_unreadable_restrictions_are_said_in_plain_text(ols_fits, spec):
+    ours, _ = ols_fits["mroz"]
+    with pytest.raises(ConstraintError, match="cannot read the restrictions") as err:
+        ours.t_test(spec)
+    # formulaic colours the offending part for a terminal; logs and notebooks show garbage
+    assert "\x1b" not in str(err.value)
+
+
+def test_an_unknown_name_in_restrictions_is_said_in_words(ols_fits):
+    ours, _ = ols_fits["mroz"]
+    with pytest.raises(ConstraintError, match="unknown name 'nonexistent'"):
+        ours.wald_test("nonexistent = 0")
+
+
 def test_save_load_round_trip(tmp_path, ols_fits):
     ours, _ = ols_fits["card"]
     path = tmp_path / "res.pkl"

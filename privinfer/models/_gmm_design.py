@@ -29,6 +29,7 @@ import pandas as pd
 
 from privinfer._chunking import row_chunks
 from privinfer._typing import FloatArray, IntArray
+from privinfer._validation import plain_text
 from privinfer.covariance import OuterAccumulator
 from privinfer.exceptions import (
     DataMismatchError,
@@ -108,7 +109,9 @@ def _terms(expr: str, formula: str, owner: str) -> tuple[list[str], bool]:
     try:
         parsed = formulaic.Formula(expr)
     except Exception as err:  # formulaic raises several types
-        raise DataMismatchError(f"{owner}: cannot parse {expr!r} in {formula!r}: {err}") from err
+        raise DataMismatchError(
+            f"{owner}: cannot parse {expr!r} in {formula!r}: {plain_text(err)}"
+        ) from err
     if getattr(parsed, "lhs", None) is not None and hasattr(parsed, "rhs"):
         raise DataMismatchError(f"{owner}: unexpected '~' in {expr!r} of {formula!r}.")
     names = [term_text(t) for t in parsed]
@@ -465,7 +468,8 @@ def linear_specs(
         dep_mm = formulaic.model_matrix("0 + " + parsed.dependent, data, na_action="ignore")
     except Exception as err:
         raise DataMismatchError(
-            f"{owner}: cannot evaluate the dependent variable {parsed.dependent!r}: {err}"
+            f"{owner}: cannot evaluate the dependent variable {parsed.dependent!r}: "
+            f"{plain_text(err)}"
         ) from err
     dep_vars = {str(v) for v in dep_mm.model_spec.variables} & {str(c) for c in data.columns}
     if dep_vars & private:

@@ -24,7 +24,13 @@ from privinfer._frames import as_pandas
 from privinfer._hypotheses import PostEstimationMixin
 from privinfer._tables import ModelLabel
 from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
-from privinfer._validation import check_in_interval, check_int, check_no_nan, check_random_state
+from privinfer._validation import (
+    check_in_interval,
+    check_int,
+    check_no_nan,
+    check_random_state,
+    plain_text,
+)
 from privinfer.exceptions import (
     DataMismatchError,
     MissingValueError,
@@ -716,7 +722,8 @@ class PrivateMean:
         Raises
         ------
         DataMismatchError
-            A right-hand side other than an intercept or one categorical term.
+            A formula that cannot be parsed, or a right-hand side other than an intercept
+            or one categorical term.
         MissingValueError
             NaN in the columns used.
 
@@ -738,7 +745,12 @@ class PrivateMean:
         """
         mech = cls(bounds=bounds, eps=eps, c=c)
         data = as_pandas(data, "PrivateMean.from_formula")
-        f = Formula(formula)
+        try:
+            f = Formula(formula)
+        except Exception as exc:  # formulaic raises several types for bad formulas
+            raise DataMismatchError(
+                f"PrivateMean.from_formula: cannot parse formula {formula!r}: {plain_text(exc)}"
+            ) from exc
         lhs = list(f.lhs)
         rhs = [t for t in f.rhs if str(t) != "1"]
         if len(lhs) != 1 or len(rhs) > 1:
@@ -750,7 +762,7 @@ class PrivateMean:
             y = model_matrix(f"0 + {lhs[0]}", data, na_action="raise")
             groups = (model_matrix(f"0 + {rhs[0]}", data, na_action="raise") if rhs else None)
         except ValueError as exc:
-            raise MissingValueError(f"PrivateMean.from_formula: {exc}") from exc
+            raise MissingValueError(f"PrivateMean.from_formula: {plain_text(exc)}") from exc
         bits = _check_bits(np.asarray(y).ravel(), "PrivateMean.from_formula")
         dep = str(y.columns[0])
         if groups is None:
