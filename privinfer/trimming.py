@@ -285,6 +285,37 @@ def _required_variables(rhs: str, formula: str, owner: str) -> set[str]:
         ) from err
 
 
+def _used_columns(rhs: str, frame: pd.DataFrame, formula: str, owner: str) -> set[str]:
+    """The columns of ``frame`` that the right-hand side ``rhs`` uses, from its design.
+
+    Before a formula meets data, formulaic names no variable inside a stateful transform
+    (``bs(x, df=4)``, ``center(x)``, ``poly(x, 2)``): a private column there would pass
+    the check of public columns unseen. The spec of the materialised design lists them.
+
+    Raises
+    ------
+    DataMismatchError
+        The terms cannot be evaluated on ``frame`` (e.g. a column inside a transform is
+        missing).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"x": np.linspace(0, 1, 20), "w": np.arange(20.0)})
+    >>> sorted(_used_columns("w + bs(x, df=4)", frame, "d ~ w + bs(x, df=4)", "demo"))
+    ['w', 'x']
+    """
+    import formulaic
+
+    try:  # missing values are reported afterwards, column by column
+        mm = formulaic.model_matrix("1 + " + rhs, frame, na_action="ignore")
+    except Exception as err:  # formulaic raises several types
+        raise DataMismatchError(
+            f"{owner}: the terms of {formula!r} cannot be evaluated on the data "
+            f"({plain_text(err)})."
+        ) from err
+    return {str(v) for v in mm.model_spec.variables} & {str(c) for c in frame.columns}
+
+
 def _private_columns(data: pd.DataFrame, mechanism: AlphaIdentity | None) -> set[str]:
     """Private columns known from the mechanism or the release's metadata."""
     cols: set[str] = set()
@@ -543,12 +574,12 @@ class PublicTrimming:
             raise DataMismatchError(f"{owner}: treatment column {lhs!r} is not in the data.")
         private = _private_columns(frame, mechanism)
         needed = _required_variables(rhs, formula, owner)
-        used = needed & {str(c) for c in frame.columns}
-        missing = needed - used - _FORMULA_NAMES
+        missing = needed - {str(c) for c in frame.columns} - _FORMULA_NAMES
         if missing:
             raise DataMismatchError(
                 f"{owner}: column(s) {sorted(missing)} of the formula are not in the data."
             )
+        used = _used_columns(rhs, frame, formula, owner)
         bad = sorted((used | {lhs}) & private)
         if bad:
             raise DataMismatchError(

@@ -109,6 +109,22 @@ def test_selecting_on_a_private_column_is_what_the_rule_refuses():
         pi.PrivateATE.from_formula("y ~ d | x + w", rel[rel.x < 0.5])
 
 
+@pytest.mark.parametrize("formula", ["d ~ bs(x, df=4)", "d ~ w + center(x)", "d ~ poly(x, 2)"])
+def test_a_private_column_inside_a_transform_is_refused(formula):
+    # formulaic names no variable inside a stateful transform before it meets data
+    _, rel, _ = _release(n=500)
+    with pytest.raises(DataMismatchError, match=r"\['x'\] are private"):
+        pi.PublicTrimming.from_formula(formula, rel)
+
+
+def test_missing_values_inside_a_transform_are_named():
+    _, rel, _ = _release(n=500)
+    holes = rel.copy()
+    holes.loc[holes.index[0], "w"] = np.nan
+    with pytest.raises(MissingValueError, match="public column 'w' has missing values"):
+        pi.PublicTrimming.from_formula("d ~ bs(w, df=3)", holes)
+
+
 def test_sides_and_fixed_thresholds():
     _, rel, _ = _release()
     upper = pi.PublicTrimming.from_formula("d ~ w", rel).fit(threshold=0.05, side="upper")
