@@ -64,7 +64,7 @@ from privinfer._validation import check_in_interval, check_no_nan, plain_text
 from privinfer.exceptions import DataMismatchError, MissingValueError, SingularDesignError
 from privinfer.formula import _FORMULA_NAMES
 from privinfer.mechanisms.alpha_identity import ATTRS_KEY, RELEASE_KEY, AlphaIdentity
-from privinfer.models._inputs import treatment_levels
+from privinfer.models._inputs import order_treatment_levels, treatment_levels
 
 __all__ = ["PublicTrimming", "TrimmingRule", "optimal_threshold"]
 
@@ -363,10 +363,12 @@ class TrimmingRule:
         efficient variance of an average effect grows with its mean. With three or more
         levels :math:`\max \sum_k 1/p_k`.
     levels : tuple
-        The treatment's levels when it has three or more (empty for a binary one).
+        The treatment's levels when it has three or more, the reference level (the
+        multinomial logit's base) first; empty for a binary one.
     arms : tuple
         A binary treatment's two levels, control first and treated second (``(0, 1)``
-        for a 0/1 or boolean treatment); empty with three or more levels.
+        for a 0/1 or boolean treatment with the default ``reference_level``, ``(1, 0)``
+        with ``reference_level=1``); empty with three or more levels.
 
     Examples
     --------
@@ -502,13 +504,19 @@ class PublicTrimming:
     mechanism : AlphaIdentity, optional
         The release's mechanism, read from the data's metadata when omitted: its private
         columns may not enter the formula.
+    reference_level : optional
+        The control level, as the models' ``reference_level``: pass the one the effect
+        will be estimated with. With two levels the other level is treated, so
+        :math:`p(w)` and ``side`` refer to it (see Notes); with three or more it comes
+        first in ``TrimmingRule.levels`` and is the base of the multinomial logit (the
+        rows kept do not depend on it, up to the ridge). Default: the first level.
 
     Raises
     ------
     DataMismatchError
         A formula that cannot be parsed, a private column in the formula, a missing
-        column, a treatment with a single value, or a float treatment with so many values
-        that it looks continuous.
+        column, a treatment with a single value, a float treatment with so many values
+        that it looks continuous, or a ``reference_level`` the treatment does not take.
     MissingValueError
         Missing values in the treatment or the public columns.
 
@@ -524,7 +532,8 @@ class PublicTrimming:
     first one the control and the second one treated. So 0/1 and ``False``/``True``
     treat 1 and ``True``, ``"control"``/``"treated"`` treat ``"treated"``, and
     ``"no"``/``"yes"`` treat ``"yes"``; a column of ``"treated"``/``"untreated"`` treats
-    ``"untreated"`` (make it a categorical with the control first to reverse that). The
+    ``"untreated"`` (pass ``reference_level="untreated"``, here and to the model, or make
+    it a categorical with the control first, to reverse that). The
     propensity :math:`p(w)` is the probability of the treated level, so
     ``side="upper"`` drops the rows almost surely treated (few controls: the ATT's
     problem) and ``side="lower"`` those almost surely control; ``TrimmingRule.arms``
@@ -550,6 +559,12 @@ class PublicTrimming:
     >>> bool(rule.bounds[0] <= rule.propensity(kept).min())
     True
 
+    A control level that does not come first is named as for the models:
+
+    >>> words = released.assign(d=np.where(released["d"] == 1, "treated", "untreated"))
+    >>> pi.PublicTrimming.from_formula("d ~ w", words, reference_level="untreated").fit().arms
+    ('untreated', 'treated')
+
     Three doses that the public ``w`` pushes apart: a multinomial public propensity, and
     the rule keeps the rows whose every dose has probability at least :math:`\gamma`.
 
@@ -562,7 +577,14 @@ class PublicTrimming:
     ((0, 1, 2), True)
     """
 
-    def __init__(self, formula: str, data: Any, *, mechanism: AlphaIdentity | None = None) -> None:
+    def __init__(
+        self,
+        formula: str,
+        data: Any,
+        *,
+        mechanism: AlphaIdentity | None = None,
+        reference_level: Any = None,
+    ) -> None:
         owner = "PublicTrimming"
         frame = as_pandas(data, owner)
         if not isinstance(formula, str) or "~" not in formula:
@@ -605,9 +627,13 @@ class PublicTrimming:
         arms: tuple[Any, ...] = ()
         d = None
         if levels.size == 2:  # the models' coding: the second level is treated
-            found, codes = treatment_levels(d_raw, None, owner)
+            found, codes = treatment_levels(d_raw, reference_level, owner)
             d = codes.astype(float)
-            arms = (0, 1) if set(found) == {0, 1} else tuple(found)
+            arms = tuple(int(v) for v in found) if set(found) == {0, 1} else tuple(found)
+        elif reference_level is not None:  # the base of the multinomial logit first
+            order = order_treatment_levels(levels.tolist(), d_raw, reference_level, owner)
+            codes = np.asarray([order.index(v) for v in levels])[codes]
+            levels = np.asarray(order, dtype=levels.dtype)
         for col in sorted(used):
             if frame[col].isna().any():
                 raise MissingValueError(
@@ -623,10 +649,15 @@ class PublicTrimming:
 
     @classmethod
     def from_formula(
-        cls, formula: str, data: Any, *, mechanism: AlphaIdentity | None = None
+        cls,
+        formula: str,
+        data: Any,
+        *,
+        mechanism: AlphaIdentity | None = None,
+        reference_level: Any = None,
     ) -> PublicTrimming:
         """Same as the constructor (the models' spelling)."""
-        return cls(formula, data, mechanism=mechanism)
+        return cls(formula, data, mechanism=mechanism, reference_level=reference_level)
 
     def fit(
         self,

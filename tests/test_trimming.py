@@ -196,6 +196,48 @@ def test_two_level_treatment_is_coded_like_the_models(side):
     assert labels[:2] == ["d = control (control)", "d = treated (treated)"]
 
 
+@pytest.mark.parametrize("side", ["both", "upper", "lower"])
+def test_reference_level_names_the_control_as_in_the_models(side):
+    _, rel, _ = _release(slope=2.0)
+    ref = pi.PublicTrimming.from_formula("d ~ w", rel).fit(threshold=0.1, side=side)
+    # "treated" sorts first: by default it is the control, as in the models
+    words = rel.assign(d=np.where(rel.d == 1, "treated", "untreated"))
+    rule = pi.PublicTrimming.from_formula("d ~ w", words, reference_level="untreated").fit(
+        threshold=0.1, side=side)
+    np.testing.assert_allclose(rule.propensity(words), ref.propensity(rel), rtol=1e-12)
+    np.testing.assert_array_equal(rule.keep(words), ref.keep(rel))
+    assert rule.arms == ("untreated", "treated")
+    assert rule.kept_by_arm == {"untreated": ref.kept_by_arm[0], "treated": ref.kept_by_arm[1]}
+    assert pi.PrivateATT.from_formula("y ~ d | x + w", words,
+                                      reference_level="untreated").levels == list(rule.arms)
+    # a 0/1 treatment with 1 the control: the propensity of 0, and upper <-> lower
+    flip = {"both": "both", "upper": "lower", "lower": "upper"}[side]
+    back = pi.PublicTrimming.from_formula("d ~ w", rel, reference_level=1).fit(
+        threshold=0.1, side=flip)
+    np.testing.assert_allclose(back.propensity(rel), 1 - ref.propensity(rel), rtol=1e-9)
+    np.testing.assert_array_equal(back.keep(rel), ref.keep(rel))
+    assert back.arms == (1, 0) and back.kept_by_arm == ref.kept_by_arm
+
+
+def test_reference_level_is_the_base_of_several_levels():
+    _, rel, _ = _release_levels()
+    ref = pi.PublicTrimming.from_formula("d ~ w", rel).fit(ridge=0.0)
+    rule = pi.PublicTrimming.from_formula("d ~ w", rel, reference_level=2).fit(ridge=0.0)
+    assert rule.levels == (2, 0, 1) and list(rule.coef.columns) == [0, 1]
+    # without a ridge the multinomial logit's fit does not depend on its base level
+    np.testing.assert_allclose(rule.propensity(rel), ref.propensity(rel)[:, [2, 0, 1]],
+                               rtol=1e-6, atol=1e-10)
+    np.testing.assert_array_equal(rule.keep(rel), ref.keep(rel))
+    assert rule.kept_by_arm == ref.kept_by_arm
+
+
+@pytest.mark.parametrize("levels", [2, 3])
+def test_an_unknown_reference_level_is_refused(levels):
+    _, rel, _ = _release(n=500) if levels == 2 else _release_levels(n=600)
+    with pytest.raises(DataMismatchError, match=r"reference_level 7 not in \[0, 1"):
+        pi.PublicTrimming("d ~ w", rel, reference_level=7)
+
+
 @pytest.mark.extended  # the rule's exact checks (kept rows, metadata, bounds) stay
 def test_trimmed_fits_cover_the_trimmed_population_effect():
     """Small seeded Monte Carlo (``benchmarks/mc_trimming.py`` is the full study): on a
