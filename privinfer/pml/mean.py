@@ -311,6 +311,19 @@ class PrivateMeanResult(PostEstimationMixin):
     def __str__(self) -> str:
         return str(self.summary())
 
+    def __repr__(self) -> str:
+        """One line, as :class:`~privinfer.PrivateResults`: the estimator and its estimates.
+
+        Examples
+        --------
+        >>> pm = PrivateMean(bounds=(0.0, 1.0), eps=1.0, c=0.5)
+        >>> res = pm.estimate(pm.privatize(np.full(1000, 0.5), random_state=0))
+        >>> repr(res).startswith("<PrivateMean results: mean=")
+        True
+        """
+        estimates = ", ".join(f"{k}={v:.4g}" for k, v in self.params.items())
+        return f"<{self.model_name} results: {estimates}>"
+
     def _repr_html_(self) -> str:
         return self.summary().as_html()
 

@@ -108,6 +108,14 @@ def test_summary_col_counts_every_row_of_group_means():
     assert re.search(r"No\. Observations:\s+3000\b", str(res.summary()))
 
 
+def test_mean_results_repr_is_one_line_like_the_other_results(mean_result):
+    assert repr(mean_result) == f"<PrivateMean results: mean={mean_result.params['mean']:.4g}>"
+    vm = pi.PrivateVectorMean(bounds=[(0, 1), (0, 1)], eps=2.0, c=0.5)
+    res = vm.estimate(vm.privatize(np.full((400, 2), 0.5), random_state=1))
+    assert repr(res).startswith("<PrivateVectorMean results: x0=")
+    assert len(repr(res).splitlines()) == 1
+
+
 def test_vector_mean_covariance_matches_monte_carlo():
     # means far from the box centres make the coordinates clearly negatively correlated
     vm = pi.PrivateVectorMean(bounds=[(0, 1), (0, 1)], eps=5.0, c=0.5)
