@@ -543,7 +543,19 @@ def _column_terms(spec: CovariateSpec) -> dict[str, str]:
 def new_regressors(
     d: LinearDesign, intercept: bool, mechanism: AlphaIdentity, data: Any
 ) -> FloatArray:
-    """Design columns ``x_idx`` built from a new frame with the formula's variables."""
+    """Design columns ``x_idx`` built from a new frame with the formula's variables.
+
+    Raises
+    ------
+    DataMismatchError
+        ``data`` lacks a variable of the formula's right-hand side.
+    """
+    missing = [v for v in d.spec.variables if v not in data.columns]
+    if missing:
+        raise DataMismatchError(
+            f"PrivateGMMResults.predict: exog lacks the column(s) {missing}; it needs every "
+            f"variable on the formula's right-hand side, {sorted(d.spec.variables)}."
+        )
     frame = (
         cast_private_categoricals(data, mechanism)
         if mechanism.reference.categorical_levels()

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from privinfer._frames import as_pandas
 from privinfer._typing import FloatArray
 from privinfer.exceptions import NotAvailableError, UnsupportedBackendError, WeakInstrumentWarning
 from privinfer.models._gmm_common import FitOptions
@@ -190,9 +191,10 @@ class PrivateGMMResults(PrivateResults):
 
         Parameters
         ----------
-        exog : DataFrame, optional
+        exog : DataFrame-like, optional
             Frame with every variable on the formula's right-hand side (instruments
-            included for IV). ``None`` predicts at the released rows, i.e. at the
+            included for IV): pandas, or another DataFrame library (converted as the
+            models' data are). ``None`` predicts at the released rows, i.e. at the
             *released* covariates, which are reference draws for a share
             :math:`1-\alpha` of the rows.
 
@@ -205,13 +207,18 @@ class PrivateGMMResults(PrivateResults):
         ------
         NotAvailableError
             User-moment fits, or results restored from a pickle.
+        DataMismatchError
+            ``exog`` lacks a variable of the right-hand side.
+        UnsupportedInputError
+            ``exog`` is not a DataFrame (e.g. a dict or an array).
         """
         engine = self._require_engine("predict")
-        X = engine.regressors(exog)
+        frame = None if exog is None else as_pandas(exog, "PrivateGMMResults.predict")
+        X = engine.regressors(frame)
         fit = X @ self.params.to_numpy()
         if self._kind == "logit":
             fit = expit(fit)
-        index = None if exog is None else exog.index
+        index = None if frame is None else frame.index
         return pd.Series(fit, index=index, name="predicted")
 
     @property

@@ -14,8 +14,10 @@ from scipy.stats import chi2
 import privinfer as pi
 from privinfer.covariance import cluster_codes, influence_cov
 from privinfer.exceptions import (
+    DataMismatchError,
     NonRobustCovarianceWarning,
     NotAvailableError,
+    UnsupportedInputError,
     WeakInstrumentWarning,
 )
 
@@ -189,6 +191,22 @@ def test_ols_predict_rsquared_equal_statsmodels(name):
     np.testing.assert_allclose(
         res.predict(new).to_numpy(), ols.predict(sm.add_constant(df[cols]).iloc[::7]), rtol=1e-8
     )
+
+
+def test_predict_names_missing_columns_and_takes_other_frames():
+    df = _mroz()
+    res = pi.PrivateGMM.ols("lwage ~ educ + exper", df, mechanism=_identity()).fit()
+    with pytest.raises(DataMismatchError, match=r"lacks the column\(s\) \['exper'\]"):
+        res.predict(df[["educ"]])
+    with pytest.raises(UnsupportedInputError, match="expects a DataFrame"):
+        res.predict({"educ": [12.0], "exper": [5.0]})
+    iv = pi.PrivateGMM.iv("lwage ~ exper + [educ ~ fatheduc]", df, mechanism=_identity()).fit()
+    with pytest.raises(DataMismatchError, match=r"\['fatheduc'\]"):  # instruments too
+        iv.predict(df[["exper", "educ"]])
+    pl = pytest.importorskip("polars")
+    new = df[["educ", "exper"]].iloc[:5]
+    np.testing.assert_allclose(res.predict(pl.from_pandas(new)).to_numpy(),
+                               res.predict(new).to_numpy(), rtol=1e-12)
 
 
 @pytest.mark.parametrize(
