@@ -23,7 +23,13 @@ from scipy import stats
 from statsmodels.iolib.summary import Summary
 from statsmodels.stats.contrast import ContrastResults
 
-from privinfer._critical import bias_aware_critical_value
+from privinfer._critical import (
+    MAX_SIGN_ENUMERATION,
+    bias_aware_critical_value,
+    bias_aware_pvalue,
+    sign_patterns,
+    zero_se_half_width,
+)
 from privinfer._typing import FloatArray
 from privinfer._validation import plain_text
 from privinfer.exceptions import ConstraintError, DataMismatchError
@@ -33,6 +39,7 @@ __all__ = [
     "PersistMixin",
     "PostEstimationMixin",
     "RestrictionLike",
+    "describe_bounds",
     "linear_restrictions",
 ]
 
@@ -163,19 +170,32 @@ def _label(row: FloatArray, value: float, names: Sequence[str]) -> str:
     return f"{text} = {value:g}"
 
 
-#: Up to this many bounded parameters the worst-case noncentrality of a joint test is
-#: found by enumerating the sign patterns of the biases (2^(k - 1) of them); above it, it
-#: is bounded through the largest eigenvalue (larger, so still conservative).
-_MAX_SIGN_ENUMERATION = 12
+def describe_bounds(names: Sequence[str], bounds: FloatArray, se: FloatArray) -> str:
+    """``"name (B = 0.05, 1.20 SE)"`` for each positive bound, comma-separated.
+
+    The words of the summary notes on bias-aware intervals; a standard error of zero
+    reads ``"SE = 0: +/- B"`` (the interval is the estimate plus or minus the bound).
+
+    Examples
+    --------
+    >>> describe_bounds(["a", "b", "c"], [0.05, 0.0, 0.1], [0.04, 0.1, 0.0])
+    'a (B = 0.05, 1.25 SE), c (B = 0.1, SE = 0: +/- B)'
+    """
+    return ", ".join(
+        f"{nm} (B = {b:.3g}, {f'{b / s:.2f} SE' if s != 0 else 'SE = 0: +/- B'})"
+        for nm, b, s in zip(names, bounds, se, strict=True)
+        if b > 0
+    )
 
 
 class BiasAwareContrastResults(ContrastResults):
     r"""statsmodels' ContrastResults whose p-values (and intervals) allow for a bias bound.
 
-    Returned by :meth:`PostEstimationMixin.t_test`, ``wald_test`` and ``f_test`` of a fit
-    that reports regularisation bias bounds :math:`B` (see
+    Returned by :meth:`~privinfer.PrivateResults.t_test`, ``wald_test`` and ``f_test`` of
+    a fit that reports regularisation bias bounds :math:`B` (see
     :meth:`~privinfer.PrivateResults.conf_int`) when a restriction involves a bounded
-    parameter; everything else is statsmodels' :class:`ContrastResults`.
+    parameter; everything else is statsmodels' :class:`ContrastResults`. Importable from
+    :mod:`privinfer.results`, e.g. to tell the two apart with ``isinstance``.
 
     For the single restrictions of ``t_test``, restriction :math:`j` has the bias bound
     :math:`\bar B_j = |r_j|'B` (``bias_bound``), and with :math:`t_j = \bar B_j/\mathrm{sd}_j`
@@ -183,9 +203,39 @@ class BiasAwareContrastResults(ContrastResults):
     :math:`F(c - t_j) - F(-c - t_j) = 1 - a`, and the p-value is
     :math:`F(t_j - |z_j|) + F(-|z_j| - t_j)`, :math:`F` the reference distribution
     (normal, or Student t with ``use_t``): the interval at level ``a`` excludes
-    :math:`q_j` exactly when the p-value is below ``a``. For the joint tests the p-value
-    is the worst case of the noncentral reference over the biases (``noncentrality``).
-    ``bias_note`` says what was done; :meth:`summary` prints it.
+    :math:`q_j` exactly when the p-value is below ``a``. A restriction with
+    :math:`\mathrm{sd}_j = 0` and :math:`\bar B_j > 0` (no noise, only the bias) has the
+    limits of these as :math:`\mathrm{sd}_j \to 0`: the interval
+    :math:`r_j'\hat\theta \pm \bar B_j` at every level, and the p-value 0 when
+    :math:`|r_j'\hat\theta - q_j| > \bar B_j`, 1 otherwise. For the joint tests the
+    p-value is the worst case of the noncentral reference over the biases
+    (``noncentrality``). ``bias_note`` says what was done; :meth:`summary` prints it.
+
+    Parameters
+    ----------
+    bias_bound : ndarray of shape (J,), optional
+        :math:`\bar B_j` of the single restrictions (``t_test``).
+    noncentrality : float, optional
+        Worst-case noncentrality of a joint test (``wald_test``, ``f_test``).
+    bias_note : str, default=""
+        A note for :meth:`summary`.
+    q : ndarray of shape (J,), optional
+        The restrictions' values :math:`q_j` (default 0); they give the p-value of a
+        restriction with :math:`\mathrm{sd}_j = 0`, whose statistic is not finite.
+    **kwds
+        Passed to statsmodels' :class:`ContrastResults`.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, privinfer as pi
+    >>> rec = pi.results.ResultsRecord(
+    ...     "Demo", "y", pd.Series({"a": 0.3}), np.array([[1.0], [-1.0]]), {"alpha": 1.0},
+    ...     None, (), pi.results.Diagnostics(), pd.DataFrame(), bias_bound=pd.Series({"a": 0.1}))
+    >>> tt = pi.PrivateResults(rec).t_test("a = 0")
+    >>> isinstance(tt, pi.results.BiasAwareContrastResults), tt.bias_bound.tolist()
+    (True, [0.1])
+    >>> bool(np.diff(tt.conf_int()[0])[0] > 2 * 1.96 * tt.sd[0])  # wider than the plain one
+    True
     """
 
     def __init__(
@@ -194,6 +244,7 @@ class BiasAwareContrastResults(ContrastResults):
         bias_bound: FloatArray | None = None,
         noncentrality: float | None = None,
         bias_note: str = "",
+        q: FloatArray | None = None,
         **kwds: Any,
     ) -> None:
         super().__init__(**kwds)
@@ -201,21 +252,28 @@ class BiasAwareContrastResults(ContrastResults):
         self.bias_bound = bias_bound
         self.noncentrality = noncentrality
         if bias_bound is not None:  # single restrictions: shift the reference by t_j
-            z = np.abs(np.atleast_1d(np.asarray(self.statistic, dtype=float)))
-            t = self._bias_over_sd()
-            aware = self.dist.cdf(t - z, *self.dist_args) + self.dist.cdf(-z - t, *self.dist_args)
+            bound = np.atleast_1d(np.asarray(bias_bound, dtype=float))
+            effect = np.atleast_1d(np.asarray(self.effect, dtype=float))
+            aware = bias_aware_pvalue(
+                effect - (0.0 if q is None else np.asarray(q, dtype=float)),
+                bound,
+                np.atleast_1d(np.asarray(self.sd, dtype=float)),
+                dist=self.dist,
+                dist_args=self.dist_args,
+            )
             plain = np.atleast_1d(np.asarray(self.pvalue, dtype=float))
-            self.pvalue = np.squeeze(np.where(t > 0, aware, plain))
+            self.pvalue = np.squeeze(np.where(bound > 0, aware, plain))
 
     def _bias_over_sd(self) -> FloatArray:
+        r""":math:`t_j = \bar B_j/\mathrm{sd}_j`; 0 where not finite (no bound, sd 0 or NaN)."""
         bound = np.atleast_1d(np.asarray(self.bias_bound, dtype=float))
         sd = np.atleast_1d(np.asarray(self.sd, dtype=float))
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.where(bound > 0, bound / sd, 0.0)
-        return np.nan_to_num(t, nan=0.0)
+        return np.where(np.isfinite(t), t, 0.0)
 
     def conf_int(self, alpha: float = 0.05) -> FloatArray:
-        """Intervals of the restricted combinations, bias-aware where they have a bound.
+        r"""Intervals of the restricted combinations, bias-aware where they have a bound.
 
         Parameters
         ----------
@@ -225,7 +283,7 @@ class BiasAwareContrastResults(ContrastResults):
         Returns
         -------
         ndarray of shape (J, 2)
-            Lower and upper limits.
+            Lower and upper limits; :math:`\pm \bar B_j` where :math:`\mathrm{sd}_j = 0`.
         """
         if self.bias_bound is None or self.effect is None:
             return super().conf_int(alpha)
@@ -233,7 +291,8 @@ class BiasAwareContrastResults(ContrastResults):
         plain = float(self.dist.ppf(1 - alpha / 2.0, *self.dist_args))
         aware = bias_aware_critical_value(t, alpha, dist=self.dist, dist_args=self.dist_args)
         q = np.where(t > 0, aware, plain)
-        return np.column_stack((self.effect - q * self.sd, self.effect + q * self.sd))
+        half = zero_se_half_width(q * self.sd, np.asarray(self.bias_bound, dtype=float), self.sd)
+        return np.column_stack((self.effect - half, self.effect + half))
 
     def summary(self, xname: Any = None, alpha: float = 0.05, title: Any = None) -> Any:
         """The summary of ContrastResults, with a note on the bias bound."""
@@ -253,7 +312,7 @@ def _worst_noncentrality(R: FloatArray, V: FloatArray, bound: FloatArray) -> flo
 
     A convex quadratic is largest at a vertex of the box: the sign patterns of the
     bounded parameters are enumerated (a pattern and its negative give the same value);
-    with more than ``_MAX_SIGN_ENUMERATION`` of them the bound
+    with more than ``MAX_SIGN_ENUMERATION`` of them the bound
     :math:`\lambda_{\max}(M)\,\|B\|^2` is used instead.
     """
     idx = np.flatnonzero(bound > 0)
@@ -261,12 +320,9 @@ def _worst_noncentrality(R: FloatArray, V: FloatArray, bound: FloatArray) -> flo
     M = Rb.T @ np.linalg.solve(V, Rb)
     B = bound[idx]
     k = idx.size
-    if k > _MAX_SIGN_ENUMERATION:
+    if k > MAX_SIGN_ENUMERATION:
         return float(np.linalg.eigvalsh(M).max() * (B @ B))
-    signs = np.array(
-        [[1.0] + [-1.0 if (m >> j) & 1 else 1.0 for j in range(k - 1)] for m in range(2 ** (k - 1))]
-    )
-    corners = signs * B
+    corners = sign_patterns(k) * B
     return float(np.max(np.einsum("ij,jk,ik->i", corners, M, corners)))
 
 
@@ -505,8 +561,11 @@ class PostEstimationMixin(PersistMixin):
         :attr:`~privinfer.PrivateResults.pvalues`; with ``use_t`` the Student t replaces
         :math:`\Phi`), and :math:`z_j` is still the ratio above. The results are then a
         :class:`BiasAwareContrastResults` (its ``bias_bound`` holds the :math:`\bar B_j`),
-        and their ``summary()`` says so in a note. A restriction that involves only
-        unbounded parameters, and every restriction of a fit without bounds, gets the
+        and their ``summary()`` says so in a note. A restriction with
+        :math:`\mathrm{sd}_j = 0 < \bar B_j` gets the limit as :math:`\mathrm{sd}_j \to 0`:
+        the interval :math:`r_j'\hat\theta \pm \bar B_j` and the p-value 0 when
+        :math:`|r_j'\hat\theta - q_j| > \bar B_j`, 1 otherwise. A restriction that involves
+        only unbounded parameters, and every restriction of a fit without bounds, gets the
         usual test.
 
         Examples
@@ -537,17 +596,13 @@ class PostEstimationMixin(PersistMixin):
         if rows is None or not np.any(rows > 0):
             out = ContrastResults(**kwds)
         else:
-            wide = ", ".join(
-                f"{nm} (B = {b:.3g}, {b / s:.2f} SE)"
-                for nm, b, s in zip(names, rows, sd, strict=True)
-                if b > 0
-            )
+            wide = describe_bounds(names, rows, sd)
             note = (
                 "Intervals and p-values are bias-aware (Armstrong and Kolesar, 2020): the fit "
                 "reports regularisation bias bounds B, and a restriction r'theta = q has the "
                 f"bound |r|'B: {wide}; the statistic is (r'theta - q) / std err."
             )
-            out = BiasAwareContrastResults(bias_bound=rows, bias_note=note, **kwds)
+            out = BiasAwareContrastResults(bias_bound=rows, bias_note=note, q=q, **kwds)
         out.c_names = names
         return out
 

@@ -90,7 +90,13 @@ class ComparisonResults(PersistMixin):
         return pd.Series({k: r.nobs for k, r in self._results.items()})
 
     def summary(self) -> Summary:
-        """A statsmodels Summary: estimates with standard errors in parentheses."""
+        """A statsmodels Summary: estimates with standard errors in parentheses.
+
+        A model whose fit reported a regularisation bias bound gets the note of its own
+        :meth:`~privinfer.PrivateResults.summary`, prefixed by its label: which
+        parameters have bias-aware intervals and p-values (:attr:`pvalues`), and their
+        bounds.
+        """
         smry = Summary()
         params, se = self.params, self.std_errors
         names = [str(k) for k in self._results]  # keys may be alphas or other numbers
@@ -108,7 +114,14 @@ class ComparisonResults(PersistMixin):
             rows.append(["", *["" if pd.isna(v) else f"({v:.4f})" for v in se.loc[p]]])
         table = SimpleTable(head + rows, headers=["", *names], title="Model Comparison")
         smry.tables.append(table)
-        smry.add_extra_txt(["Standard errors in parentheses."])
+        notes = ["Standard errors in parentheses."]
+        # a fit whose intervals are widened for a bias bound: its own summary's note
+        notes.extend(
+            f"{label}: {r._bias_note()}"
+            for label, r in zip(names, self._results.values(), strict=True)
+            if r._bias_widened
+        )
+        smry.add_extra_txt(notes)
         return smry
 
     def __str__(self) -> str:
