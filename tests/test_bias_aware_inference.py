@@ -50,7 +50,9 @@ def test_joint_band_with_bias_bounds_covers_every_parameter_at_once(bias_in_se):
     """Seeded Monte Carlo: three parameters (correlation 0.5), every bias at its bound with
     every sign pattern. max(pointwise bias-aware, sup-t) per parameter, the old rule,
     covered about 0.86 at the 0.95 level (1 SE each); the bias-aware sup-t band covers
-    0.95 within Monte Carlo error (40,000 draws: SE 0.0011) at every vertex."""
+    0.95 within Monte Carlo error (40,000 draws: SE 0.0011) at every vertex. (With biases
+    2, 0, 0.5 SE the shorter band is the sup-t value plus each parameter's own B/se:
+    half-lengths 4.34, 2.34, 2.84 SE, coverage 0.964.)"""
     se = np.array([0.1, 0.2, 0.05])
     corr = _equicorrelated(3, 0.5)
     bound = np.asarray(bias_in_se) * se
