@@ -37,7 +37,10 @@ MAX_COMPONENTS = 5
 FAMILIES = ("full", "spherical")
 #: Random restarts (k-means++ starts) per number of components above one.
 N_INIT = 1
-#: EM iterations at most, and the relative change of the log-likelihood that stops it.
+#: EM iterations at most, and the increase of the (weighted mean) log-likelihood per
+#: iteration, in nats, that stops it. An increase is scale-free: rescaling the data by
+#: ``c`` shifts every log-likelihood by ``-k log c`` and leaves differences unchanged (a
+#: change relative to the log-likelihood itself would depend on the units).
 MAX_ITER = 200
 TOL = 1e-6
 #: Eigenvalue floor of a component covariance, relative to the mean variance of the data.
@@ -150,7 +153,11 @@ def fit_mixture(X: FloatArray, a: FloatArray, Sigma: FloatArray, n_components: i
     :math:`V_c = S_c` (``family="full"``) or :math:`V_c = (\operatorname{tr}S_c/k)\,I`
     (``"spherical"``: the maximiser of the expected complete-data log-likelihood over
     multiples of the identity). Each step does not decrease the likelihood (Bovy, Hogg
-    and Roweis, 2011).
+    and Roweis, 2011). It stops after :data:`MAX_ITER` steps or once a step raises the
+    weighted mean log-likelihood :math:`\sum_i a_i \log p(\hat x_i)` by at most
+    :data:`TOL` nats; every step is equivariant (the fit on :math:`c\hat x` with noise
+    covariance :math:`c^2\Sigma` is the fit on :math:`\hat x` with means times
+    :math:`c` and covariances times :math:`c^2`), and so is the stopping rule.
     """
     k = X.shape[1]
     K = n_components
@@ -175,7 +182,7 @@ def fit_mixture(X: FloatArray, a: FloatArray, Sigma: FloatArray, n_components: i
             S = (np.trace(S, axis1=1, axis2=2) / k)[:, None, None] * np.eye(k)
         covs = _psd_floor(S, floor)
         weights = weights / weights.sum()
-        if loglik - previous <= TOL * abs(loglik):
+        if loglik - previous <= TOL:
             break
         previous = loglik
     n_eff = 1.0 / float(np.sum(a**2))
