@@ -368,7 +368,7 @@ class DPDASource:
         counts = np.bincount(codes, minlength=classes.size).astype(np.int64)
         noisy = counts + discrete_laplace(2.0 / eps_l, classes.size, random_state=rng_hist)
         src = DPOTSource(self.eps, self.delta, self.ell, neighbour=self.neighbour,
-                         clip_norm=self.clip_norm, random_state=rng_pub).publish(X[order])
+                         clip_norm=self.clip_norm, random_state=rng_pub)._publish(X[order], owner)
         p = src.privacy
         stmt = PrivacyStatement(
             eps=p.eps + eps_l, delta=p.delta, neighbour=p.neighbour,

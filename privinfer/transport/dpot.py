@@ -1791,8 +1791,9 @@ class DPOTSource:
         state["random_state"] = None
         return state
 
-    def _validated(self) -> tuple[float, float, int, NeighbourRelation, float | None]:
-        owner = type(self).__name__
+    def _validated(self, owner: str) -> tuple[float, float, int, NeighbourRelation,
+                                              float | None]:
+        """The hyperparameters, checked; ``owner`` is the class named in the messages."""
         eps = check_in_interval(self.eps, "eps", owner, 0.0, np.inf, low_open=True,
                                 high_open=True)
         delta = check_in_interval(self.delta, "delta", owner, 0.0, 0.5, low_open=True,
@@ -1811,7 +1812,10 @@ class DPOTSource:
 
     def _prepare(self, Xs: object, owner: str, rng: np.random.Generator
                  ) -> tuple[FloatArray, FloatArray, float, NeighbourRelation, float, float]:
-        eps, delta, ell, rel, clip = self._validated()
+        """Checked hyperparameters, (clipped) rows, ``M`` and the sensitivity; ``owner``
+        is ``"Class.method"`` of the public call, whose class the messages name.
+        """
+        eps, delta, ell, rel, clip = self._validated(owner.split(".")[0])
         X = _as_matrix(Xs, "Xs", owner)
         M = draw_projection(X.shape[1], ell, random_state=rng)
         if rel == "record":
@@ -1852,7 +1856,12 @@ class DPOTSource:
         DataMismatchError
             If ``Xs`` is not a non-empty 2-D array.
         """
-        owner = f"{type(self).__name__}.publish"
+        return self._publish(Xs, f"{type(self).__name__}.publish")
+
+    def _publish(self, Xs: FloatArray, owner: str) -> PublishedSource:
+        """:meth:`publish` with its messages naming ``owner`` (``"Class.method"``), so
+        that a class publishing through this one (DPDA's source) names itself.
+        """
         rng_m, rng_noise = spawn_generators(self.random_state, 2)
         X, M, sens, rel, eps, delta = self._prepare(Xs, owner, rng_m)
         warn_if_seeded(self.random_state, owner)

@@ -82,6 +82,25 @@ def test_record_relation_needs_clip_norm():
         DPOTSource(eps=1.0, delta=1e-3, ell=3, neighbour="row").publish(XS)
 
 
+@pytest.mark.parametrize(("bad", "name"), [
+    ({"eps": -1.0}, "'eps'"),
+    ({"delta": 0.7}, "'delta'"),
+    ({"ell": 0}, "'ell'"),
+    ({"neighbour": "row"}, "'neighbour'"),
+    ({"neighbour": "record"}, "'clip_norm'"),
+    ({"neighbour": "record", "clip_norm": -1.0}, "'clip_norm'"),
+    ({"eps": 1e30}, "calibrated noise"),
+])
+def test_dpda_source_messages_name_dpda_source(bad, name):
+    """The feature release is DPOT's, but the messages name the class the user called."""
+    kwargs = {"eps": 1.0, "delta": 1e-3, "ell": 3, "eps_labels": 1.0, "classes": [0, 1],
+              **bad}
+    with pytest.raises(ValueError, match=name) as info:
+        DPDASource(**kwargs).publish(XS, YS)
+    assert "DPDASource" in str(info.value)
+    assert "DPOTSource" not in str(info.value)
+
+
 def test_source_labels_absent_from_histogram():
     with pytest.raises(UnknownCategoryError, match=r"\[2\]"):
         DPDASource(1.0, 1e-3, 3, 1.0, classes=[0, 1]).publish(XS, np.arange(20) % 3)
