@@ -17,7 +17,7 @@ import pandas as pd
 
 from privinfer._typing import FloatArray, RandomStateLike
 from privinfer._validation import check_int
-from privinfer.exceptions import DataMismatchError
+from privinfer.exceptions import DataMismatchError, MissingValueError
 from privinfer.inversion import _array, invert, reference_design
 from privinfer.mechanisms import AlphaIdentity
 from privinfer.mechanisms.reference import Categorical
@@ -135,9 +135,13 @@ def private_histogram(
     Raises
     ------
     DataMismatchError
-        ``column`` is not private, ``by`` is private or missing, or no rows.
+        ``column`` is not private, ``by`` is private or missing, or no rows; ``by`` mixes
+        value types that cannot be ordered (ints and strings); ``bins`` are not increasing
+        numeric edges (NaN included; infinite outer edges are allowed).
     MechanismMismatchError
         ``released`` was released by another mechanism than ``mechanism``.
+    MissingValueError
+        ``by`` holds missing values (their rows would fall in no group).
     MissingValueError, OutOfSupportError
         A released private value is missing, infinite or outside the reference support.
 
@@ -205,9 +209,7 @@ def private_histogram(
             hi = float(max(rv.max(), zv.max()))
             edges = np.linspace(lo, hi, k + 1)
         else:
-            edges = np.asarray(bins, dtype=float)
-            if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
-                raise DataMismatchError(f"{owner}: bins must be increasing edges; got {bins!r}.")
+            edges = _bin_edges(bins, owner)
 
         def indicator(vals: pd.Series) -> np.ndarray:
             v = vals.to_numpy(dtype=float)
@@ -222,7 +224,7 @@ def private_histogram(
         right = edges[1:]
     groups = [(None, np.ones(len(released), dtype=bool))]
     if by is not None:
-        groups = [(g, (released[by] == g).to_numpy()) for g in sorted(pd.unique(released[by]))]
+        groups = _groups(released[by], by, owner)
     frames = []
     for g, sel in groups:
         ind = indicator(z[sel])
@@ -239,3 +241,69 @@ def private_histogram(
             )
         )
     return pd.concat(frames, ignore_index=True)
+
+
+def _bin_edges(bins: Sequence[float], owner: str) -> FloatArray:
+    """``bins`` as strictly increasing float edges (at least two, no NaN; outer edges may be
+    infinite), or a :class:`DataMismatchError` saying what is wrong.
+
+    Examples
+    --------
+    >>> _bin_edges([0, 0.5, np.inf], "f")
+    array([0. , 0.5, inf])
+    """
+    try:
+        edges = np.asarray(bins, dtype=float)
+    except (TypeError, ValueError):
+        raise DataMismatchError(
+            f"{owner}: bins must be an int or a sequence of numeric bin edges; got {bins!r}."
+        ) from None
+    if edges.ndim == 1 and np.isnan(edges).any():
+        raise DataMismatchError(
+            f"{owner}: bins holds NaN edge(s) at position(s) "
+            f"{np.flatnonzero(np.isnan(edges)).tolist()}; got {bins!r}. Pass increasing "
+            "numeric edges (use -inf/inf for open outer bins)."
+        )
+    if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
+        raise DataMismatchError(f"{owner}: bins must be increasing edges; got {bins!r}.")
+    return edges
+
+
+def _groups(values: pd.Series, by: str, owner: str) -> list[tuple[Any, np.ndarray]]:
+    """``(level, row mask)`` of each level of the public column ``by``, levels sorted.
+
+    Every row is in exactly one group: missing values (which equal no level) and levels
+    that cannot be sorted together (ints and strings) are refused, not dropped.
+
+    Examples
+    --------
+    >>> [(g, m.tolist()) for g, m in _groups(pd.Series(["b", "a", "b"]), "t", "f")]
+    [('a', [False, True, False]), ('b', [True, False, True])]
+    """
+    n_missing = int(values.isna().sum())
+    if n_missing:
+        raise MissingValueError(
+            f"{owner}: the 'by' column {by!r} holds {n_missing} missing value(s) (NaN or "
+            f"None), whose rows would fall in no group. Give them a level of their own "
+            f"(e.g. released[{by!r}].fillna('missing')) or drop those rows first; privinfer "
+            "never drops rows silently."
+        )
+    levels = list(pd.unique(values))
+    try:
+        levels = sorted(levels)
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in levels})
+        raise DataMismatchError(
+            f"{owner}: the 'by' column {by!r} mixes value types {kinds!r} that cannot be "
+            f"ordered into groups. Convert it to one type first, e.g. "
+            f"released[{by!r}].astype(str)."
+        ) from None
+    groups = [(g, (values == g).to_numpy(dtype=bool)) for g in levels]
+    covered = int(sum(mask.sum() for _, mask in groups))
+    if covered != len(values):
+        raise DataMismatchError(
+            f"{owner}: the levels of the 'by' column {by!r} cover {covered} of its "
+            f"{len(values)} rows (a value equal to none of the levels, such as a NaN-like "
+            "object); convert the column to plain levels first."
+        )
+    return groups
