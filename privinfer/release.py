@@ -147,6 +147,8 @@ def write_release(released: pd.DataFrame, path: str | os.PathLike[str]) -> str:
 
     Raises
     ------
+    TypeError
+        ``path`` is not a str or path-like object.
     DataMismatchError
         The frame is not a release, or its columns or row count differ from its
         description (columns added, dropped or rows filtered after ``privatize``).
@@ -168,6 +170,7 @@ def write_release(released: pd.DataFrame, path: str | os.PathLike[str]) -> str:
     (True, True)
     """
     owner = "write_release"
+    path = _check_path(path, owner)
     if type(released).__module__.split(".")[0] == "dask":  # one file per partition
         from privinfer.mechanisms._dask import write_release_dir
 
@@ -210,7 +213,7 @@ def write_release(released: pd.DataFrame, path: str | os.PathLike[str]) -> str:
         _KEY_RELEASE: json.dumps(desc, default=str).encode(),
         _KEY_FINGERPRINT: fingerprint.encode(),
     })
-    pq.write_table(table.replace_schema_metadata(meta), os.fspath(path))
+    pq.write_table(table.replace_schema_metadata(meta), path)
     return fingerprint
 
 
@@ -236,6 +239,8 @@ def read_release(path: str | os.PathLike[str]) -> pd.DataFrame:
 
     Raises
     ------
+    TypeError
+        ``path`` is not a str or path-like object (None, an open file, bytes).
     DataMismatchError
         The file is not a Parquet file, carries no privinfer release metadata, or its
         content does not match its fingerprint (modified after it was written).
@@ -254,22 +259,23 @@ def read_release(path: str | os.PathLike[str]) -> pd.DataFrame:
     (['y'], 100)
     """
     owner = "read_release"
+    path = _check_path(path, owner)
     if os.path.isdir(path):  # written from a Dask release: a lazy Dask frame
         from privinfer.mechanisms._dask import read_release_dir
 
         return read_release_dir(path)
     pa, pq = _pyarrow(owner)
     try:
-        table = pq.read_table(os.fspath(path))
+        table = pq.read_table(path)
     except pa.ArrowInvalid as exc:  # a CSV file, a truncated download, any other format
         raise DataMismatchError(
-            f"{owner}: {os.fspath(path)!r} is not a readable Parquet file ({exc}); release "
+            f"{owner}: {path!r} is not a readable Parquet file ({exc}); release "
             "files are written by write_release."
         ) from exc
     meta = table.schema.metadata or {}
     if _KEY_MECHANISM not in meta or _KEY_RELEASE not in meta:
         raise DataMismatchError(
-            f"{owner}: {os.fspath(path)!r} carries no privinfer release metadata; it was not "
+            f"{owner}: {path!r} carries no privinfer release metadata; it was not "
             "written by write_release."
         )
     fmt = meta.get(_KEY_FORMAT, b"").decode(errors="replace")
@@ -290,12 +296,31 @@ def read_release(path: str | os.PathLike[str]) -> pd.DataFrame:
     fingerprint = release_fingerprint(released)
     if stored != fingerprint:
         raise DataMismatchError(
-            f"{owner}: the content of {os.fspath(path)!r} does not match its release "
+            f"{owner}: the content of {path!r} does not match its release "
             "fingerprint; the file was modified after it was written."
         )
     released.attrs[RELEASE_KEY] = {**desc, "fingerprint": fingerprint}
     mechanism.check_data(released, owner)
     return released
+
+
+def _check_path(path: object, owner: str) -> str:
+    """``path`` as a str, or a TypeError naming the expected input.
+
+    Examples
+    --------
+    >>> import pathlib
+    >>> _check_path(pathlib.Path("release.parquet"), "read_release")
+    'release.parquet'
+    """
+    fspath = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+    if not isinstance(fspath, str):
+        raise TypeError(
+            f"{owner}: 'path' must be a str or os.PathLike (e.g. pathlib.Path) naming a "
+            "release file (.parquet) or, for a Dask release, a directory of them; got "
+            f"{type(path).__name__}."
+        )
+    return fspath
 
 
 def _json_object(raw: bytes, what: str, owner: str, error: type[Exception]) -> dict[str, Any]:

@@ -208,3 +208,12 @@ def test_write_release_refuses_edited_attrs_clearly(tmp_path, key, edit):
     with pytest.raises(ex.DataMismatchError, match="attrs were edited"):
         pi.write_release(released, tmp_path / "release.parquet")
     assert not (tmp_path / "release.parquet").exists()
+
+
+@pytest.mark.parametrize("path", [None, 3, b"release.parquet"])
+def test_a_path_that_is_not_a_str_or_path_like_is_a_clear_type_error(tmp_path, path):
+    _raw, _mech, released = _holder(100)
+    with pytest.raises(TypeError, match=r"read_release: 'path' must be a str or os\.PathLike"):
+        pi.read_release(path)
+    with pytest.raises(TypeError, match=r"write_release: 'path' must be a str or os\.PathLike"):
+        pi.write_release(released, path)
