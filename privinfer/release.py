@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from privinfer.exceptions import DataMismatchError, MechanismMismatchError
+from privinfer.mechanisms._levels import drop_unused_categories
 from privinfer.mechanisms.alpha_identity import ATTRS_KEY, RELEASE_KEY, AlphaIdentity
 
 __all__ = ["FORMAT", "read_release", "release_fingerprint", "write_release"]
@@ -145,6 +146,14 @@ def write_release(released: pd.DataFrame, path: str | os.PathLike[str]) -> str:
     str
         The release fingerprint (:func:`release_fingerprint`), also stored in the file.
 
+    Notes
+    -----
+    A categorical public column is written with the categories that some row takes
+    only, the rule of :meth:`AlphaIdentity.privatize` (whose output already follows
+    it): a category without rows would tell readers about rows removed before the
+    release. The fingerprint covers the values, not the category lists, so it is the
+    same either way.
+
     Raises
     ------
     TypeError
@@ -175,6 +184,15 @@ def write_release(released: pd.DataFrame, path: str | os.PathLike[str]) -> str:
         from privinfer.mechanisms._dask import write_release_dir
 
         return write_release_dir(released, path)  # type: ignore[return-value]
+    return _write_release_file(released, path)
+
+
+def _write_release_file(released: pd.DataFrame, path: str, *, partition: bool = False) -> str:
+    """:func:`write_release` of a pandas frame; ``partition=True`` for one partition of a
+    Dask release, whose public categories are those of the whole release (set by
+    ``privatize``) and are kept as they are.
+    """
+    owner = "write_release"
     mech_desc, desc = _descriptions(released, owner)
     try:
         roles = [*desc.get("private", []), *desc.get("public", [])]
@@ -197,6 +215,8 @@ def write_release(released: pd.DataFrame, path: str | os.PathLike[str]) -> str:
             f"{n_rows}; write the output of privatize unmodified."
         )
     mechanism.check_data(released, owner)
+    if not partition:  # the rule of privatize, for a frame whose categories were edited
+        released = drop_unused_categories(released, desc.get("public", []))
     pa, pq = _pyarrow(owner)
     fingerprint = release_fingerprint(released)
     table = pa.Table.from_pandas(released, preserve_index=False)

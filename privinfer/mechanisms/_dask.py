@@ -14,6 +14,10 @@ the position of a partition in the file, reveal nothing. What it does not hide i
 rows shared a raw partition; when partitions were formed by a private value (a file
 split by income band), pass ``shuffle="global"``, which sends every row to a random
 partition (Dask's shuffle on a random key) and then shuffles within partitions.
+
+Categories. A public categorical column keeps the categories that some row of the
+release takes, as with pandas; they are collected in the eager validation pass, and
+every partition gets the same list.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from privinfer.exceptions import (
     DataMismatchError,
     UndeclaredColumnWarning,
 )
+from privinfer.mechanisms._levels import union_used, used_categories
 
 if TYPE_CHECKING:  # pragma: no cover
     from privinfer.mechanisms.alpha_identity import AlphaIdentity
@@ -52,8 +57,13 @@ def _release_partition(
     seed: np.random.SeedSequence | None,
     secure: bool,
     shuffle: bool,
+    categories: dict[str, list[Any]],
 ) -> pd.DataFrame:
     """Privatise one partition (its columns already reduced to the published ones).
+
+    ``categories`` are the categories of the public categorical columns that some row of
+    the whole release takes (``privatize`` keeps those of the partition): every partition
+    gets the same list, so the release has one dtype per column.
 
     The release is the whole frame: its description is attached to the Dask frame, and
     its leak checks ran eagerly (``_check_partition``). No warning filter is set here:
@@ -67,18 +77,23 @@ def _release_partition(
         part, public=public, shuffle=shuffle, random_state=rs, secure=secure,
         allow_derived=True,
     )  # fmt: skip
+    for col, cats in categories.items():
+        out[col] = out[col].cat.set_categories(cats)
     out.attrs = {}
     return out
 
 
 def _check_partition(
     part: pd.DataFrame, mech: AlphaIdentity, public: list[str], exempt: list[str], leaks: bool
-) -> list[dict[str, Any]]:
-    """Validate one raw partition as the pandas path does; its overridden leaks."""
+) -> tuple[list[dict[str, Any]], dict[str, tuple[list[Any], list[bool]]]]:
+    """Validate one raw partition as the pandas path does; its overridden leaks and the
+    categories its rows take in the public categorical columns.
+    """
     mech.check_data(part, OWNER, verify=False)
+    used = used_categories(part, public)
     if not leaks or len(part) == 0:
-        return []
-    return mech._leak_check(part, public, exempt, OWNER)
+        return [], used
+    return mech._leak_check(part, public, exempt, OWNER), used
 
 
 def _random_keys(part: pd.DataFrame, seed: np.random.SeedSequence | None) -> pd.DataFrame:
@@ -168,7 +183,8 @@ def privatize_dask(
             for p in frame.to_delayed()
         ]
     )
-    overridden = list({json.dumps(o, sort_keys=True): o for f in found for o in f}.values())
+    overridden = list({json.dumps(o, sort_keys=True): o for f, _ in found for o in f}.values())
+    categories = union_used([used for _, used in found])
     n_parts = frame.npartitions
     if secure:
         seeds: list[np.random.SeedSequence | None] = [None] * (2 * n_parts)
@@ -178,7 +194,7 @@ def privatize_dask(
         seeds = list(np.random.SeedSequence(rng.integers(0, 2**63, 4)).spawn(2 * n_parts))
         order = rng.permutation(n_parts)
     out_meta = _release_partition(
-        meta[published], mech, public_cols, np.random.SeedSequence(0), False, False
+        meta[published], mech, public_cols, np.random.SeedSequence(0), False, False, categories
     ).iloc[:0]
     out_meta.attrs = mech.release_attrs(
         public_cols, dropped, publish_undeclared=publish_undeclared, shuffled=shuffle,
@@ -187,7 +203,8 @@ def privatize_dask(
     )
     parts = frame.to_delayed()
     released = [
-        dask.delayed(_release_partition)(p, mech, public_cols, seeds[i], secure, bool(shuffle))
+        dask.delayed(_release_partition)(p, mech, public_cols, seeds[i], secure, bool(shuffle),
+                                         categories)
         for i, p in enumerate(parts)
     ]
     out = dd.from_delayed(released, meta=out_meta, verify_meta=False)
@@ -211,12 +228,12 @@ _PART_FIELDS = ("n_rows", "part", "parts", "fingerprint")
 
 def _write_part(part: pd.DataFrame, attrs: dict[str, Any], path: str, i: int, n: int) -> str:
     from privinfer.mechanisms.alpha_identity import ATTRS_KEY, RELEASE_KEY
-    from privinfer.release import write_release
+    from privinfer.release import _write_release_file
 
     part = part.reset_index(drop=True)
     desc = {**attrs[RELEASE_KEY], "n_rows": len(part), "part": i, "parts": n}
     part.attrs = {ATTRS_KEY: attrs[ATTRS_KEY], RELEASE_KEY: desc}
-    return write_release(part, path)
+    return _write_release_file(part, path, partition=True)
 
 
 def write_release_dir(released: Any, directory: str | os.PathLike[str]) -> list[str]:

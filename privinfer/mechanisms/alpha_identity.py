@@ -38,7 +38,7 @@ from privinfer.exceptions import (
 )
 from privinfer.mechanisms._consistency import check_reference_share
 from privinfer.mechanisms._leaks import find_leaks, format_leaks
-from privinfer.mechanisms._levels import level_codes
+from privinfer.mechanisms._levels import drop_unused_categories, level_codes
 from privinfer.mechanisms.guarantees import PrivacyGuarantees, alpha_identity_guarantees
 from privinfer.mechanisms.reference import (
     Empirical,
@@ -325,6 +325,10 @@ class AlphaIdentity:
             A new frame with the published columns (private and public) in their raw
             order and dtypes (no ``columns.name``), a fresh ``RangeIndex`` and, by
             default, shuffled rows; categorical private columns carry the public levels.
+            A categorical public column keeps only the categories that some released row
+            takes (in their order, ``ordered`` kept): a category without rows would tell
+            readers about rows removed before the release, and public columns declare no
+            levels of their own.
             ``attrs["privinfer_mechanism"]`` holds :meth:`to_dict` and
             ``attrs["privinfer_release"]`` the release's description (column roles,
             row order, overrides). The raw frame's ``attrs`` and ``flags`` are never
@@ -501,6 +505,8 @@ class AlphaIdentity:
                 if original.kind in "iu" and np.all(column == np.round(column)):
                     column = column.astype(original)
                 out[col] = column
+        # a category of a public column that no row takes would tell of removed rows
+        out = drop_unused_categories(out, public_cols)
         if order is not None:
             out = out.take(order)
             out.index = pd.RangeIndex(n)

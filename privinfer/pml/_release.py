@@ -13,7 +13,9 @@ values themselves in an index built from them. Two entry points share the rules 
 * ``release(data, private, public=...)`` publishes a new frame: the bit column and the
   declared public columns, rows shuffled jointly, a fresh ``RangeIndex``, nothing copied
   from the raw frame's metadata, after the leak checks of
-  :func:`~privinfer.mechanisms._leaks.find_leaks` on the public columns.
+  :func:`~privinfer.mechanisms._leaks.find_leaks` on the public columns. A categorical
+  public column keeps only the categories that some row takes (the rule of
+  :mod:`privinfer.mechanisms._levels`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from privinfer.exceptions import (
     UndeclaredColumnWarning,
 )
 from privinfer.mechanisms._leaks import find_leaks, format_leaks, order_leak
+from privinfer.mechanisms._levels import drop_unused_categories
 
 __all__ = ["BITS_RELEASE_KEY", "as_released", "check_row_order", "release_bits"]
 
@@ -181,6 +184,8 @@ def release_bits(
         elif col in public_cols:
             columns[col] = data[col].array  # keeps the dtype; copied by the constructor
     out = pd.DataFrame(columns, index=pd.RangeIndex(n), copy=True)
+    # a category of a public column that no row takes would tell of removed rows
+    out = drop_unused_categories(out, public_cols)
     if shuffle:
         out = out.take(rng.permutation(n))
         out.index = pd.RangeIndex(n)

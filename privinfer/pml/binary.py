@@ -291,7 +291,9 @@ class BinaryMechanism:
             The bit column (at the place of the first private column) and the public
             columns in their raw order and dtypes, a fresh ``RangeIndex``;
             ``attrs["privinfer_bits_release"]`` describes the release. Nothing else of
-            the raw frame (``attrs``, ``flags``, ``columns.name``) is copied.
+            the raw frame (``attrs``, ``flags``, ``columns.name``) is copied, and a
+            categorical public column keeps only the categories some row takes (one
+            without rows would tell of rows removed before the release).
 
         Raises
         ------

@@ -518,7 +518,9 @@ class PrivateMean:
             The bit column and the public columns in their raw order and dtypes, a fresh
             ``RangeIndex``; ``attrs["privinfer_bits_release"]`` describes the release
             (columns, dropped columns, row order). Nothing else of the raw frame (its
-            ``attrs``, ``flags``, ``columns.name``) is copied.
+            ``attrs``, ``flags``, ``columns.name``) is copied, and a categorical public
+            column keeps only the categories some row takes (one without rows would tell
+            of rows removed before the release).
 
         Raises
         ------
