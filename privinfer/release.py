@@ -10,6 +10,15 @@ model, which reads the mechanism from it. The file's metadata carries
 * ``privinfer.fingerprint``: a SHA-256 over both descriptions and the released values,
   checked when the file is read.
 
+The fingerprint is an integrity check against *accidental* change (a truncated copy, a
+tool that rewrote a column, an edit by mistake). It is not an authenticity guarantee: it
+uses no key, so whoever changes the file on purpose can recompute it and store the new
+value. A data holder who needs analysts to know that a file is theirs and unaltered
+signs the file with the tools they already use (an OpenPGP or S/MIME signature, a signed
+checksum file), or publishes the fingerprint that :func:`write_release` returns through
+a channel the analysts trust (the holder's own website, the paper or report), for the
+analysts to compare with ``read_release(path).attrs["privinfer_release"]["fingerprint"]``.
+
 A CSV file or a merge drops the pandas ``attrs`` that carry the mechanism; analysing
 such data with an explicit ``mechanism=`` is possible but raises an
 :class:`~privinfer.exceptions.UnverifiedReleaseWarning`. Parquet goes through pyarrow.
@@ -65,7 +74,9 @@ def release_fingerprint(released: pd.DataFrame) -> str:
     """SHA-256 of a release: its descriptions, column names, dtypes and values.
 
     Row order counts (a release is one fixed table). The fingerprint identifies a
-    release when it is cited, and :func:`read_release` checks it.
+    release when it is cited, and :func:`read_release` checks it. It is an integrity
+    check against accidental change, not an authenticity guarantee: it uses no key, so
+    anyone who rewrites a file can recompute it (see Notes).
 
     Parameters
     ----------
@@ -81,6 +92,17 @@ def release_fingerprint(released: pd.DataFrame) -> str:
     ------
     DataMismatchError
         The frame carries no release description.
+
+    Notes
+    -----
+    An unkeyed hash detects a change that was not meant (a damaged or partial copy, a
+    conversion that altered values): the stored fingerprint no longer matches. It does
+    not show who wrote a file: a file altered on purpose can carry a fingerprint
+    recomputed for the altered content. For authenticity the data holder signs the
+    release file with their usual tools (an OpenPGP or S/MIME signature, a signed
+    checksum file), or publishes the fingerprint through a channel the analysts trust
+    (their website, the paper or report) for the analysts to compare. privinfer manages
+    no keys.
 
     Examples
     --------
@@ -144,7 +166,10 @@ def write_release(released: pd.DataFrame, path: str | os.PathLike[str]) -> str:
     Returns
     -------
     str
-        The release fingerprint (:func:`release_fingerprint`), also stored in the file.
+        The release fingerprint (:func:`release_fingerprint`), also stored in the file:
+        an integrity check against accidental change, not a signature. Publish it
+        through a trusted channel, or sign the file, where analysts must be able to rely
+        on the file being the holder's.
 
     Notes
     -----
@@ -263,7 +288,9 @@ def read_release(path: str | os.PathLike[str]) -> pd.DataFrame:
         ``path`` is not a str or path-like object (None, an open file, bytes).
     DataMismatchError
         The file is not a Parquet file, carries no privinfer release metadata, or its
-        content does not match its fingerprint (modified after it was written).
+        content does not match its fingerprint (modified after it was written). A
+        matching fingerprint rules out accidental change only: one who alters the file
+        on purpose can store a recomputed fingerprint (see :func:`release_fingerprint`).
 
     Examples
     --------
