@@ -31,7 +31,7 @@ from privinfer._critical import (
     zero_se_half_width,
 )
 from privinfer._typing import FloatArray
-from privinfer._validation import plain_text
+from privinfer._validation import check_level, plain_text
 from privinfer.exceptions import ConstraintError, DataMismatchError
 
 __all__ = [
@@ -285,6 +285,7 @@ class BiasAwareContrastResults(ContrastResults):
         ndarray of shape (J, 2)
             Lower and upper limits; :math:`\pm \bar B_j` where :math:`\mathrm{sd}_j = 0`.
         """
+        alpha = check_level(alpha, f"{type(self).__name__}.conf_int")
         if self.bias_bound is None or self.effect is None:
             return super().conf_int(alpha)
         t = self._bias_over_sd()
@@ -296,6 +297,7 @@ class BiasAwareContrastResults(ContrastResults):
 
     def summary(self, xname: Any = None, alpha: float = 0.05, title: Any = None) -> Any:
         """The summary of ContrastResults, with a note on the bias bound."""
+        alpha = check_level(alpha, f"{type(self).__name__}.summary")
         base = super().summary(xname=xname, alpha=alpha, title=title)
         if not self.bias_note:
             return base

@@ -22,6 +22,7 @@ __all__ = [
     "check_alpha",
     "check_in_interval",
     "check_int",
+    "check_level",
     "check_no_nan",
     "check_random_state",
     "plain_text",
@@ -128,6 +129,25 @@ def check_in_interval(
             f"Got {value!r} instead."
         )
     return v
+
+
+def check_level(alpha: object, owner: str) -> float:
+    r"""Validate a significance level :math:`a \in (0, 1)` (not a keep probability).
+
+    The intervals it sets cover with probability :math:`1 - a`. ``owner`` is the method
+    the user called (``"PrivateResults.summary"``): a method that forwards ``alpha`` to
+    another checks it under its own name first, so the message names what was called.
+
+    Examples
+    --------
+    >>> check_level(0.1, "PrivateResults.summary")
+    0.1
+    >>> check_level(1.5, "summary")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'alpha' parameter of summary must lie in (0.0, 1.0). Got 1.5 instead.
+    """
+    return check_in_interval(alpha, "alpha", owner, 0.0, 1.0, low_open=True, high_open=True)
 
 
 def check_int(value: object, name: str, owner: str, minimum: int) -> int:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from privinfer._typing import RandomStateLike
-from privinfer._validation import check_in_interval, check_int
+from privinfer._validation import check_in_interval, check_int, check_level
 from privinfer.descriptive import private_histogram
 from privinfer.exceptions import DataMismatchError
 from privinfer.mechanisms import AlphaIdentity
@@ -92,6 +92,7 @@ def results_frame(results: Any, *, alpha: float = 0.05) -> pd.DataFrame:
       label param  estimate
     0  demo  mean       1.0
     """
+    alpha = check_level(alpha, "results_frame")
     items = _labelled_fits(results, "results_frame")
     rows = []
     for label, res in items:
@@ -221,6 +222,7 @@ def forest_plot(
     ``forest_plot({"alpha = 1": r1, "alpha = 0.5": r2})``.
     """
     owner = "forest_plot"
+    alpha = check_level(alpha, owner)
     if isinstance(results, pd.DataFrame):
         frame = results.copy()
         # a frame from results_frame(alpha=...) knows the level of its intervals

@@ -52,7 +52,7 @@ from privinfer._records import (
 )
 from privinfer._tables import ModelLabel
 from privinfer._typing import IntArray, RandomStateLike
-from privinfer._validation import check_in_interval, check_int, check_random_state
+from privinfer._validation import check_int, check_level, check_random_state
 from privinfer.comparison import ComparisonResults, compare
 from privinfer.covariance import influence_cov
 from privinfer.exceptions import BootstrapError, DataMismatchError
@@ -357,9 +357,7 @@ class PrivateResults(PostEstimationMixin):
         :math:`c_j\,\mathrm{se}_j` as :math:`\mathrm{se}_j \to 0`, and an interval that
         covers whatever the bias within the bound.
         """
-        level = check_in_interval(
-            alpha, "alpha", "conf_int", 0.0, 1.0, low_open=True, high_open=True
-        )
+        level = check_level(alpha, self._owner("conf_int"))
         widened = self._bias_widened
         if widened:
             t = self._bias_over_se()
@@ -398,7 +396,7 @@ class PrivateResults(PostEstimationMixin):
         ``z`` is ``coef / std err``; ``P>|z|`` (:attr:`pvalues`) and the interval
         (:meth:`conf_int`) are bias-aware where the fit reported a bias bound.
         """
-        ci = self.conf_int(alpha)
+        ci = self.conf_int(check_level(alpha, self._owner("summary_frame")))
         return pd.DataFrame(
             {
                 "coef": self.params,
@@ -424,6 +422,10 @@ class PrivateResults(PostEstimationMixin):
         if boot is None:
             return None
         return pd.DataFrame(boot.t_stats, columns=self._record.params.index)
+
+    def _owner(self, method: str) -> str:
+        """``"<class>.<method>"``: how messages name the method the user called."""
+        return f"{type(self).__name__}.{method}"
 
     def _require_bootstrap(self, what: str) -> BootstrapDraws:
         boot = self._record.bootstrap
@@ -850,6 +852,7 @@ class PrivateResults(PostEstimationMixin):
         Two-column header (estimator facts left, mechanism facts right), the parameter
         table, then notes. It returns and never prints.
         """
+        alpha = check_level(alpha, self._owner("summary"))
         smry = Summary()
         left = [
             ("Dep. Variable:", self._record.dep_variable),

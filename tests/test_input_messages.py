@@ -83,3 +83,44 @@ def test_formula_syntax_errors_are_plain_text(build):
         build(rel)
     # formulaic colours the offending part for a terminal; logs and notebooks show garbage
     assert "\x1b" not in str(err.value)
+
+
+def _alpha_entry_points() -> dict[str, tuple[str, object]]:
+    """Methods that take a significance level ``alpha``, with the name their error gives."""
+    from privinfer.models._gmm_logit import MarginalEffects
+    from privinfer.plotting import forest_plot, results_frame
+    from privinfer.results import Diagnostics, PrivateResults, ResultsRecord
+
+    phi = np.random.default_rng(0).normal(size=(400, 1))
+    rec = ResultsRecord("Demo", "y", pd.Series({"a": 1.0}), phi - phi.mean(0), {"alpha": 1.0},
+                        None, (), Diagnostics(), pd.DataFrame(), bias_bound=pd.Series({"a": 0.05}))
+    res = PrivateResults(rec)
+    pm = pi.PrivateMean(bounds=(0.0, 1.0), eps=1.0, c=0.5)
+    mean = pm.estimate(pm.privatize(np.full(500, 0.5), random_state=0))
+    test = pi.PMLTest([0.3, 0.3, 0.2, 0.2], [0.2, 0.2, 0.3, 0.3], eps=1.0, c=0.15)
+    pml = test.test(test.privatize(np.zeros(500, dtype=int), random_state=1))
+    me = MarginalEffects(("x",), np.array([0.2]), np.array([[0.0004]]))
+    return {
+        "PrivateResults.summary": lambda a: res.summary(alpha=a),
+        "PrivateResults.summary_frame": lambda a: res.summary_frame(alpha=a),
+        "PrivateResults.conf_int": lambda a: res.conf_int(alpha=a),
+        "forest_plot": lambda a: forest_plot(res, alpha=a),
+        "results_frame": lambda a: results_frame(res, alpha=a),
+        "BiasAwareContrastResults.summary": lambda a: res.t_test("a = 0").summary(alpha=a),
+        "BiasAwareContrastResults.conf_int": lambda a: res.t_test("a = 0").conf_int(alpha=a),
+        "PrivateMeanResult.summary": lambda a: mean.summary(alpha=a),
+        "PrivateMeanResult.summary_frame": lambda a: mean.summary_frame(alpha=a),
+        "PMLTestResult.summary": lambda a: pml.summary(alpha=a),
+        "PMLTest.compare": lambda a: test.compare(500, alpha=a),
+        "MarginalEffects.summary_frame": lambda a: me.summary_frame(alpha=a),
+    }
+
+
+@pytest.mark.parametrize("owner", list(_alpha_entry_points()))
+def test_a_bad_significance_level_is_reported_by_the_method_called(owner):
+    """summary(alpha=1.5) said "the 'alpha' parameter of conf_int", the method it calls;
+    some entry points (MarginalEffects.summary_frame, PMLTest.compare) took any alpha."""
+    call = _alpha_entry_points()[owner]
+    for bad in (1.5, 0.0):
+        with pytest.raises(ValueError, match=rf"'alpha' parameter of {owner} must lie in"):
+            call(bad)

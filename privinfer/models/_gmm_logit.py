@@ -31,6 +31,7 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from privinfer._typing import FloatArray
+from privinfer._validation import check_level
 from privinfer.covariance import moment_covariance, sandwich
 from privinfer.exceptions import PerfectSeparationWarning, SingularDesignError
 from privinfer.inversion import index_expectation, invert, reference_design
@@ -91,6 +92,7 @@ class MarginalEffects:
 
     def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
         """Effects, standard errors, z, p-values and ``1 - alpha`` intervals."""
+        alpha = check_level(alpha, "MarginalEffects.summary_frame")
         se = self.margeff_se.to_numpy()
         z = self.effects / se
         q = float(norm.ppf(1 - alpha / 2))

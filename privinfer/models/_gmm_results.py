@@ -30,6 +30,7 @@ from scipy.special import expit
 
 from privinfer._frames import as_pandas
 from privinfer._typing import FloatArray
+from privinfer._validation import check_level
 from privinfer.exceptions import NotAvailableError, UnsupportedBackendError, WeakInstrumentWarning
 from privinfer.models._gmm_common import FitOptions
 from privinfer.models._gmm_dask import OmittedInfluence
@@ -316,11 +317,12 @@ class PrivateGMMResults(PrivateResults):
             first stage: the set is unbounded exactly when the first-stage Wald test does
             not reject at ``alpha``), ``"disjoint"`` or ``"empty"``.
         """
+        level = check_level(alpha, self._owner("ar_conf_int"))
         weak = self.weak_iv
         name = weak.endog[0] if len(weak.endog) == 1 else None
         center = float(self.params[name]) if name is not None else 0.0
         scale = float(self.bse[name]) if name is not None else 1.0
-        return weak.conf_set(1.0 - alpha, center=center, scale=scale)
+        return weak.conf_set(1.0 - level, center=center, scale=scale)
 
 
 def first_stage_min(tests: dict[str, TestResult]) -> float | None:

@@ -26,7 +26,12 @@ from statsmodels.iolib.table import SimpleTable
 from privinfer._hypotheses import PostEstimationMixin
 from privinfer._tables import ModelLabel
 from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
-from privinfer._validation import check_in_interval, check_int, check_no_nan, check_random_state
+from privinfer._validation import (
+    check_int,
+    check_level,
+    check_no_nan,
+    check_random_state,
+)
 from privinfer.exceptions import (
     DataMismatchError,
     MassConditionError,
@@ -857,8 +862,7 @@ class PMLTestResult(PostEstimationMixin):
         pandas.DataFrame
             Columns ``lower`` and ``upper``.
         """
-        alpha = check_in_interval(alpha, "alpha", "PMLTestResult.conf_int", 0.0, 1.0,
-                                  low_open=True, high_open=True)
+        alpha = check_level(alpha, "PMLTestResult.conf_int")
         est = float(self.params.iloc[0])
         if method == "normal":
             half = float(stats.norm.ppf(1 - alpha / 2)) * float(self.bse.iloc[0])
@@ -888,7 +892,7 @@ class PMLTestResult(PostEstimationMixin):
         alpha : float, optional
             Significance level of the interval (default: the level of the test).
         """
-        level = self.alpha if alpha is None else alpha
+        level = self.alpha if alpha is None else check_level(alpha, "PMLTestResult.summary")
         plan = self.plans[0]
         left = [
             ("Test:", "H0: X ~ P vs H1: X ~ Q"),
@@ -1062,8 +1066,7 @@ class PMLTest:
     ) -> None:
         owner = "PMLTest"
         self.eps = _check_eps(eps, owner)
-        self.alpha = check_in_interval(alpha, "alpha", owner, 0.0, 1.0, low_open=True,
-                                       high_open=True)
+        self.alpha = check_level(alpha, owner)
         continuous = _is_scipy_continuous(p) or _is_scipy_continuous(q)
         if continuous:
             diff, w, masses_p, masses_q, space = self._grid(p, q, c, bounds, grid_size)
@@ -1334,8 +1337,7 @@ class PMLTest:
         -------
         PMLTestResult
         """
-        alpha = self.alpha if alpha is None else check_in_interval(
-            alpha, "alpha", "PMLTest.test", 0.0, 1.0, low_open=True, high_open=True)
+        alpha = self.alpha if alpha is None else check_level(alpha, "PMLTest.test")
         bits = np.asarray(released)
         check_no_nan(bits, "released", "PMLTest.test")
         if bits.ndim != 1 or bits.size == 0 or not np.all(np.isin(bits, (0, 1))):
@@ -1361,7 +1363,7 @@ class PMLTest:
                 power: float = 0.8) -> pd.DataFrame:
         """Planning table: power at ``n`` and sample sizes for PML, LDP and non-private tests."""
         n = check_int(n, "n", "PMLTest.compare", 1)
-        alpha = self.alpha if alpha is None else float(alpha)
+        alpha = self.alpha if alpha is None else check_level(alpha, "PMLTest.compare")
         return _plans_frame(self.plans, n, alpha, zeta, power)
 
     def power(self, n: ArrayLike, *, alpha: float | None = None) -> FloatArray:
@@ -1381,8 +1383,7 @@ class PMLTest:
             (0, 1).
         """
         n_arr = _check_sample_sizes(n, "PMLTest.power")
-        alpha = self.alpha if alpha is None else check_in_interval(
-            alpha, "alpha", "PMLTest.power", 0.0, 1.0, low_open=True, high_open=True)
+        alpha = self.alpha if alpha is None else check_level(alpha, "PMLTest.power")
         return self.plans[0].power(n_arr, alpha)
 
     def sample_size(self, zeta: float = 0.05) -> float:

@@ -27,6 +27,7 @@ from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
 from privinfer._validation import (
     check_in_interval,
     check_int,
+    check_level,
     check_no_nan,
     check_random_state,
     plain_text,
@@ -226,8 +227,7 @@ class PrivateMeanResult(PostEstimationMixin):
         pandas.DataFrame
             Columns ``lower`` and ``upper``.
         """
-        alpha = check_in_interval(alpha, "alpha", "PrivateMeanResult.conf_int", 0.0, 1.0,
-                                  low_open=True, high_open=True)
+        alpha = check_level(alpha, "PrivateMeanResult.conf_int")
         n = self.nobs.to_numpy(dtype=float)
         est = self.params.to_numpy()
         if method == "normal":
@@ -258,6 +258,7 @@ class PrivateMeanResult(PostEstimationMixin):
 
     def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
         """Estimates, SEs, counts and normal CIs in one table."""
+        alpha = check_level(alpha, "PrivateMeanResult.summary_frame")
         ci = self.conf_int(alpha)
         return pd.DataFrame({"mean": self.params, "std err": self.std_errors,
                              "nobs": self.nobs, f"[{alpha / 2:g}": ci["lower"],
@@ -274,6 +275,7 @@ class PrivateMeanResult(PostEstimationMixin):
         alpha : float, default=0.05
             Significance level of the intervals.
         """
+        alpha = check_level(alpha, "PrivateMeanResult.summary")
         ci = self.conf_int(alpha)
         left = [
             ("Dep. Variable:", self.dep_variable),
