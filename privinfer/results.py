@@ -853,12 +853,14 @@ class PrivateResults(PostEstimationMixin):
         table, then notes. It returns and never prints.
         """
         alpha = check_level(alpha, self._owner("summary"))
+        level_facts, level_notes = self._level_lines(alpha)
         smry = Summary()
         left = [
             ("Dep. Variable:", self._record.dep_variable),
             ("Estimator:", self.model),
             ("No. Observations:", str(self.nobs)),
             *self._record.facts,
+            *level_facts,
         ]
         right = self._privacy_facts()
         while len(right) < len(left):
@@ -914,11 +916,16 @@ class PrivateResults(PostEstimationMixin):
         if self._bias_widened:
             notes.append(self._bias_note())
         notes.extend(d.notes)
+        notes.extend(level_notes)
         see = " (see docs: user_guide/diagnostics)"
         notes = [n if "see docs" in n else n.rstrip(".") + see + "." for n in notes]
         if notes:
             smry.add_extra_txt(notes)
         return smry
+
+    def _level_lines(self, alpha: float) -> tuple[list[tuple[str, str]], list[str]]:
+        """Summary header facts and notes that depend on the level ``alpha`` (none here)."""
+        return [], []
 
     def __str__(self) -> str:
         return str(self.summary())

@@ -21,7 +21,6 @@ session lives and never pickle: a results object restored from disk carries no d
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -29,7 +28,6 @@ import pandas as pd
 from scipy.special import expit
 
 from privinfer._frames import as_pandas
-from privinfer._typing import FloatArray
 from privinfer._validation import check_level
 from privinfer.exceptions import NotAvailableError, UnsupportedBackendError, WeakInstrumentWarning
 from privinfer.models._gmm_common import FitOptions
@@ -302,6 +300,31 @@ class PrivateGMMResults(PrivateResults):
         """
         return self.weak_iv.clr_test(value)
 
+    def _level_lines(self, alpha: float) -> tuple[list[tuple[str, str]], list[str]]:
+        r"""The Anderson-Rubin set next to the Wald interval, both at level :math:`1 - a`.
+
+        For an IV fit with one endogenous regressor :math:`\beta`; nothing otherwise. The
+        set is recomputed from the stored aggregates (:meth:`ar_conf_int`), so it follows
+        the level of :meth:`summary`.
+
+        Returns
+        -------
+        facts, notes : list
+            The header line ``AR 95% set x:`` (at ``alpha = 0.05``) and the note that
+            compares the two intervals.
+        """
+        weak = self._weak_iv
+        if weak is None or len(weak.endog) != 1 or first_stage_min(self.tests) is None:
+            return [], []
+        name = weak.endog[0]
+        ar = self.ar_conf_int(alpha)
+        lo, hi = self.conf_int(alpha).loc[name]
+        pct = f"{100 * (1 - alpha):g}%"
+        return [(f"AR {pct} set {name}:", str(ar))], [
+            f"{pct} intervals for {name!r}: Wald [{lo:.4g}, {hi:.4g}]; Anderson-Rubin {ar} "
+            f"({ar.kind})."
+        ]
+
     def ar_conf_int(self, alpha: float = 0.05) -> ConfidenceSet:
         r"""Anderson-Rubin confidence set of the endogenous coefficient, by test inversion.
 
@@ -331,35 +354,17 @@ def first_stage_min(tests: dict[str, TestResult]) -> float | None:
     return float(np.min(fs)) if fs else None
 
 
-def weak_iv_lines(
-    weak: WeakIVStats | None,
-    f_min: float | None,
-    param_names: Sequence[str],
-    theta: FloatArray,
-    cov: FloatArray,
-    facts: list[tuple[str, str]],
-    notes: list[str],
-) -> None:
-    """First-stage warning and the Anderson-Rubin set next to the Wald interval."""
-    if weak is None or f_min is None:
+def weak_iv_warning(weak: WeakIVStats | None, f_min: float | None, notes: list[str]) -> None:
+    """Note and warn when the private first stage is weak (the partial F below 10)."""
+    if weak is None or f_min is None or f_min >= WEAK_F:
         return
-    if f_min < WEAK_F:
-        msg = (
-            f"Weak instruments: the private first-stage partial F is {f_min:.2f} < "
-            f"{WEAK_F:g}; Wald intervals may under-cover. Use results.ar_conf_int() "
-            "(Anderson-Rubin, robust to weak instruments)."
-        )
-        notes.append(msg)
-        warnings.warn(msg, WeakInstrumentWarning, stacklevel=4)
-    if len(weak.endog) != 1:
-        return
-    name = weak.endog[0]
-    j = list(param_names).index(name)
-    se = float(np.sqrt(cov[j, j]))
-    ar = weak.conf_set(0.95, center=float(theta[j]), scale=se)
-    wald = f"[{theta[j] - 1.959964 * se:.4g}, {theta[j] + 1.959964 * se:.4g}]"
-    facts.append((f"AR 95% set {name}:", str(ar)))
-    notes.append(f"95% intervals for {name!r}: Wald {wald}; Anderson-Rubin {ar} ({ar.kind}).")
+    msg = (
+        f"Weak instruments: the private first-stage partial F is {f_min:.2f} < "
+        f"{WEAK_F:g}; Wald intervals may under-cover. Use results.ar_conf_int() "
+        "(Anderson-Rubin, robust to weak instruments)."
+    )
+    notes.append(msg)
+    warnings.warn(msg, WeakInstrumentWarning, stacklevel=4)
 
 
 def se_note(o: FitOptions) -> str:

@@ -68,7 +68,7 @@ from privinfer.models._gmm_results import (
     PrivateGMMResults,
     first_stage_min,
     se_note,
-    weak_iv_lines,
+    weak_iv_warning,
 )
 from privinfer.models._inputs import mechanism_record, release_guarantees, resolve_mechanism
 from privinfer.models._weakiv import ConfidenceSet, WeakIVStats
@@ -789,7 +789,7 @@ class PrivateGMM:
             facts.append(("Weighting steps:", str(fit.n_steps)))
         if fit.rsquared is not None:
             facts.append(("Private R-squared:", f"{fit.rsquared:.4f}"))
-        weak_iv_lines(fit.weak_iv, f_min, self.param_names, theta, cov, facts, notes)
+        weak_iv_warning(fit.weak_iv, f_min, notes)
         notes.append(se_note(o))
         infl = fit.influence
         if o.center and not isinstance(infl, OmittedInfluence):

@@ -341,6 +341,23 @@ def test_ar_test_equals_private_ols_oracle_below_one():
         assert res.ar_test(beta0).stat == pytest.approx(oracle, rel=1e-8)
 
 
+def test_summary_ar_set_follows_alpha():
+    """The AR set and its note in the IV summary stayed at 95% whatever alpha was passed;
+    the set is recomputed from the stored aggregates at the summary's level."""
+    df = _clustered_iv(2000, 2000, 3)
+    mech = pi.AlphaIdentity(0.7, {"z": U01})
+    res = pi.PrivateGMM.iv("y ~ w + [x ~ z]", _release(mech, df, random_state=1),
+                           mechanism=mech).fit(random_state=0)
+    text = str(res.summary(alpha=0.1))
+    assert "AR 95%" not in text and "95% intervals" not in text
+    ar = res.ar_conf_int(0.1)
+    assert "AR 90% set x:" in text and str(ar) in text and ar.kind == "bounded"
+    lo, hi = res.conf_int(0.1).loc["x"]
+    assert f"90% intervals for 'x': Wald [{lo:.4g}, {hi:.4g}]; Anderson-Rubin {ar}" in text
+    assert str(ar) != str(res.ar_conf_int())  # a narrower set than the 95% one
+    assert "AR 95% set x:" in str(res.summary())
+
+
 def test_ar_set_unbounded_for_a_weak_private_first_stage():
     df = _clustered_iv(2000, 2000, 9, pi_strength=0.05)
     mech = pi.AlphaIdentity(0.4, {"z": U01})
