@@ -65,18 +65,30 @@ def _estimator(res: Any) -> str:
     return type(model).__name__ if model is not None else type(res).__name__
 
 
-def _nobs(res: Any) -> str:
+def n_rows(res: Any) -> int:
+    """Released rows behind a results object (for private means, behind all parameters).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> n_rows(SimpleNamespace(nobs=pd.Series({"a": 10, "b": 30})))
+    30
+    """
     rows = getattr(res, "n_rows", None)  # private means: the rows behind all parameters
     if rows is not None:
-        return f"{int(rows)}"
+        return int(rows)
     n = res.nobs
     if isinstance(n, pd.Series):  # per-parameter counts without a total
-        return f"{int(n.max())}"
-    return f"{int(n)}"
+        return int(n.max())
+    return int(n)
+
+
+def _nobs(res: Any) -> str:
+    return str(n_rows(res))
 
 
 def _keep_prob(res: Any) -> str:
-    mech = res.mechanism
+    mech = getattr(res, "mechanism", None)  # PML results have none (eps, not alpha)
     alpha = mech.get("alpha") if isinstance(mech, Mapping) else None
     return "" if alpha is None else f"{float(alpha):.3g}"
 

@@ -7,17 +7,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 
-from privinfer._hypotheses import PersistMixin
+from privinfer._hypotheses import PersistMixin, PostEstimationMixin
+from privinfer._tables import DEFAULT_INFO, n_rows
 from privinfer.exceptions import DataMismatchError
-
-if TYPE_CHECKING:
-    from privinfer.results import PrivateResults
 
 __all__ = ["ComparisonResults", "compare"]
 
@@ -26,7 +24,10 @@ class ComparisonResults(PersistMixin):
     """Several results side by side (linearmodels' ``compare``); build with :func:`compare`.
 
     Attributes are DataFrames with one column per model and one row per parameter
-    (missing where a model has no such parameter).
+    (missing where a model has no such parameter). The models are privinfer results:
+    :class:`~privinfer.PrivateResults` of the formula models, and the results of
+    :class:`~privinfer.PrivateMean`, :class:`~privinfer.PrivateVectorMean` and
+    :class:`~privinfer.PMLTest`, e.g. one estimate at several privacy levels.
 
     Examples
     --------
@@ -52,7 +53,7 @@ class ComparisonResults(PersistMixin):
     True
     """
 
-    def __init__(self, results: Mapping[str, PrivateResults]) -> None:
+    def __init__(self, results: Mapping[str, PostEstimationMixin]) -> None:
         self._results = dict(results)
 
     def _frame(self, attr: str) -> pd.DataFrame:
@@ -81,13 +82,17 @@ class ComparisonResults(PersistMixin):
 
     @property
     def pvalues(self) -> pd.DataFrame:
-        """Two-sided p-values (bias-aware where a fit reports a bias bound)."""
+        """Each model's p-values.
+
+        Two-sided (bias-aware where a fit reports a bias bound); for
+        :class:`~privinfer.PMLTest` the exact one-sided p-value of its test.
+        """
         return self._frame("pvalues")
 
     @property
     def nobs(self) -> pd.Series:
-        """Number of observations per model."""
-        return pd.Series({k: r.nobs for k, r in self._results.items()})
+        """Number of observations per model (private means: the rows behind all parameters)."""
+        return pd.Series({k: n_rows(r) for k, r in self._results.items()})
 
     def summary(self) -> Summary:
         """A statsmodels Summary: estimates with standard errors in parentheses.
@@ -100,14 +105,9 @@ class ComparisonResults(PersistMixin):
         smry = Summary()
         params, se = self.params, self.std_errors
         names = [str(k) for k in self._results]  # keys may be alphas or other numbers
-        head = [
-            ["Estimator", *[r.model for r in self._results.values()]],
-            ["No. Observations", *[str(r.nobs) for r in self._results.values()]],
-            [
-                "Keep prob. (alpha)",
-                *[f"{r.mechanism.get('alpha', float('nan')):.3g}" for r in self._results.values()],
-            ],
-        ]
+        # the rows under summary_col's estimates: estimator, sample size, keep probability
+        head = [[label, *[f(r) for r in self._results.values()]]
+                for label, f in DEFAULT_INFO.items()]  # fmt: skip
         rows = []
         for p in params.index:
             rows.append([str(p), *["" if pd.isna(v) else f"{v:.4f}" for v in params.loc[p]]])
@@ -135,15 +135,18 @@ class ComparisonResults(PersistMixin):
 
 
 def compare(
-    results: Mapping[str, PrivateResults] | Sequence[PrivateResults],
+    results: Mapping[str, PostEstimationMixin] | Sequence[PostEstimationMixin],
 ) -> ComparisonResults:
     """Compare several results side by side (linearmodels' ``compare``).
 
     Parameters
     ----------
-    results : mapping of str to PrivateResults, or a sequence of them
-        Models to compare; a sequence is labelled by estimator name (numbered when
-        repeated).
+    results : mapping of str to results, or a sequence of them
+        privinfer results to compare (:class:`~privinfer.PrivateResults`, and those of
+        :class:`~privinfer.PrivateMean`, :class:`~privinfer.PrivateVectorMean` and
+        :class:`~privinfer.PMLTest`); a sequence is labelled by estimator name (numbered
+        when repeated). :func:`~privinfer.summary_col` also takes statsmodels and
+        linearmodels results.
 
     Returns
     -------
@@ -169,15 +172,12 @@ def compare(
     >>> table.params.loc["ATE"].tolist()
     [1.0, 2.0]
     """
-    # imported here: privinfer.results re-exports this module
-    from privinfer.results import PrivateResults
-
     if isinstance(results, Mapping):
         items = dict(results)
-    elif isinstance(results, PrivateResults | str) or not isinstance(results, Iterable):
+    elif isinstance(results, PostEstimationMixin | str) or not isinstance(results, Iterable):
         raise DataMismatchError(
-            "compare: results must be a mapping of labels to PrivateResults or a list of "
-            f"them; got {type(results).__name__} (wrap a single result in a list)."
+            "compare: results must be a mapping of labels to results or a list of them; "
+            f"got {type(results).__name__} (wrap a single result in a list)."
         )
     else:
         items = {}
@@ -190,7 +190,11 @@ def compare(
             items[label] = r
     if not items:
         raise DataMismatchError("compare: no results given.")
-    bad = [k for k, r in items.items() if not isinstance(r, PrivateResults)]
+    bad = [k for k, r in items.items() if not isinstance(r, PostEstimationMixin)]
     if bad:
-        raise DataMismatchError(f"compare: entries {bad!r} are not PrivateResults.")
+        raise DataMismatchError(
+            f"compare: entries {bad!r} are not privinfer results (PrivateResults, or those of "
+            "PrivateMean, PrivateVectorMean and PMLTest); summary_col also takes statsmodels "
+            "and linearmodels results."
+        )
     return ComparisonResults(items)

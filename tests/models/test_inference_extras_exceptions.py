@@ -148,7 +148,7 @@ def test_combining_results_from_different_rows(data, mech, res):
 @pytest.mark.parametrize("bad", ["single", None, 3, "text"])
 def test_compare_needs_a_mapping_or_a_list(res, bad):
     results = res if bad == "single" else bad
-    with pytest.raises(DataMismatchError, match="mapping of labels to PrivateResults"):
+    with pytest.raises(DataMismatchError, match="mapping of labels to results"):
         pi.compare(results)
 
 

@@ -193,6 +193,26 @@ def test_summary_col_mixes_pml_results(mean_result, pml_test):
     assert table.loc["No. Observations"].tolist() == ["4000", "500"]
 
 
+def test_compare_takes_pml_results_as_summary_col_does(mean_result, pml_test):
+    """compare() refused PrivateMeanResult and PMLTestResult, which summary_col accepts."""
+    x = np.random.default_rng(0).choice(4, size=500, p=Q4)
+    res_t = pml_test.test(pml_test.privatize(x, random_state=1))
+    pm = pi.PrivateMean(bounds=(0.0, 10.0), eps=2.0, c=0.05)
+    res_2 = pm.estimate(pm.privatize(np.random.default_rng(2).uniform(2, 8, 3000),
+                                     random_state=3))
+    table = pi.compare({"eps = 1": mean_result, "eps = 2": res_2, "test": res_t})
+    assert table.params.loc["mean"].tolist()[:2] == [mean_result.params["mean"],
+                                                     res_2.params["mean"]]
+    assert np.isnan(table.params.loc["mean", "test"])
+    assert table.std_errors.loc["mass_A", "test"] == res_t.bse["mass_A"]
+    assert table.pvalues.loc["mass_A", "test"] == res_t.p_value
+    assert table.nobs.tolist() == [4000, 3000, 500]
+    text = str(table.summary())
+    assert "PrivateMean" in text and "PMLTest" in text and "nan" not in text
+    with pytest.raises(DataMismatchError, match="summary_col also takes statsmodels"):
+        pi.compare({"mean": mean_result, "other": object()})
+
+
 def test_from_formula_accepts_polars():
     pl = pytest.importorskip("polars")
     rng = np.random.default_rng(1)
