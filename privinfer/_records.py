@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privinfer._repr import short_repr
 from privinfer._typing import FloatArray, IntArray
 
 __all__ = ["BootstrapDraws", "Diagnostics", "ResultsRecord", "TestResult", "data_fingerprint"]
@@ -197,6 +198,7 @@ class BootstrapDraws:
     n_boot: int
     t_stats: FloatArray
     units: str
+    __repr__ = short_repr  # one line: arrays and tables by their shape
 
 
 @dataclass(frozen=True)
@@ -282,6 +284,7 @@ class ResultsRecord:
     bias_bound: pd.Series | None = None
     #: the whole fit's ``cov_override`` when this record is a slice of it (else None)
     joint_cov: pd.DataFrame | None = None
+    __repr__ = short_repr  # one line: arrays and tables by their shape
 
 
 def data_fingerprint(*columns: Any) -> str:

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy.interpolate import CubicSpline
 
+from privinfer._repr import short_repr
 from privinfer._typing import FloatArray, IntArray, RandomStateLike
 from privinfer._validation import check_alpha, check_int
 from privinfer.exceptions import DataMismatchError, MissingValueError
@@ -172,6 +173,7 @@ class ReferenceMoments:
     mean_reps: FloatArray | None
     outer_reps: FloatArray | None
     n_points: int
+    __repr__ = short_repr  # one line: arrays and tables by their shape
 
     @property
     def exact(self) -> bool:
@@ -281,6 +283,7 @@ class ReferenceDesign:
     weights: FloatArray
     replicate: FloatArray | None
     exact: bool
+    __repr__ = short_repr  # one line: arrays and tables by their shape
 
     @property
     def n_points(self) -> int:

@@ -36,6 +36,7 @@ import pandas as pd
 from scipy.stats import norm
 from tqdm.auto import tqdm
 
+from privinfer._repr import short_repr
 from privinfer._typing import RandomStateLike
 from privinfer._validation import check_alpha, check_in_interval, check_int, spawn_generators
 from privinfer.exceptions import DataMismatchError, MechanismMismatchError, PrivinferWarning
@@ -103,6 +104,7 @@ class PlanResults:
     half_width: float | None
     level: float
     n_sim: int = 1
+    __repr__ = short_repr  # one line: arrays and tables by their shape
 
     def plot(self, ax: Any = None) -> Any:
         r"""Predicted SE against alpha, with the :math:`\mathrm{SE}(1)/\alpha` guide.

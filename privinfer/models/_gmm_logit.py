@@ -30,6 +30,7 @@ import pandas as pd
 from scipy.special import expit
 from scipy.stats import norm
 
+from privinfer._repr import short_repr
 from privinfer._typing import FloatArray
 from privinfer._validation import check_level
 from privinfer.covariance import moment_covariance, sandwich
@@ -79,6 +80,7 @@ class MarginalEffects:
     names: tuple[str, ...]
     effects: FloatArray
     cov: FloatArray
+    __repr__ = short_repr  # one line: arrays and tables by their shape
 
     @property
     def margeff(self) -> pd.Series:

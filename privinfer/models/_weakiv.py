@@ -48,6 +48,7 @@ from scipy.optimize import brentq
 from scipy.special import chdtrc, gammaln, xlogy
 from scipy.stats import chi2
 
+from privinfer._repr import short_repr
 from privinfer._typing import FloatArray, IntArray
 from privinfer.models._gmm_design import LinearDesign
 from privinfer.results import TestResult
@@ -143,6 +144,7 @@ class WeakIVStats:
     pi0: FloatArray
     Pi: FloatArray
     blocks: FloatArray
+    __repr__ = short_repr  # one line: arrays and tables by their shape
 
     @property
     def q(self) -> int:

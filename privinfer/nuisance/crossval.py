@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privinfer._repr import short_repr
 from privinfer._typing import FloatArray, IntArray, RandomStateLike
 from privinfer._validation import check_alpha, check_int, check_random_state
 from privinfer.exceptions import BasisSizeError, DataMismatchError, FoldError
@@ -102,6 +103,7 @@ class CVResult:
     best_index: int
     choice: Any
     ridge: float
+    __repr__ = short_repr  # one line: arrays and tables by their shape
 
 
 def private_squared_error(

@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 from scipy.signal import fftconvolve
 
+from privinfer._repr import short_repr
 from privinfer._typing import FloatArray, IntArray, RandomStateLike
 from privinfer._validation import check_alpha, check_in_interval, check_int
 from privinfer.exceptions import DataMismatchError, DensityFloorWarning, SingularDesignError
@@ -121,6 +122,7 @@ class KernelReference:
     cat: IntArray | None
     weights: FloatArray
     replicate: IntArray | None = None
+    __repr__ = short_repr  # one line: arrays and tables by their shape
 
     @classmethod
     def uniform_grid(cls, bounds: list[tuple[float, float]], m: int = 64) -> KernelReference:

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from privinfer._critical import bias_aware_critical_value
+from privinfer._repr import short_repr
 from privinfer._typing import FloatArray, IntArray
 from privinfer.exceptions import DataMismatchError
 
@@ -630,6 +631,7 @@ class SpectralChoice:
     loss: float
     columns: Mapping[str, FloatArray]
     mean_shrink: float
+    __repr__ = short_repr  # one line: arrays and tables by their shape
 
     @cached_property
     def table(self) -> pd.DataFrame:

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privinfer._repr import short_repr
 from privinfer._typing import FloatArray, IntArray
 from privinfer._validation import check_int
 from privinfer.exceptions import DataMismatchError
@@ -552,6 +553,7 @@ class SieveBasis:
     #: single indices of the private columns (:data:`INDEX_ATOMS`): ``(coefficients,
     #: map)``; an atom on index ``m`` has column ``-1 - m``
     indices: tuple[tuple[FloatArray, tuple[FloatArray, FloatArray]], ...] = ()
+    __repr__ = short_repr  # one line: arrays and tables by their shape
 
     @classmethod
     def build(

@@ -942,6 +942,22 @@ class PMLTestResult(PostEstimationMixin):
     def __str__(self) -> str:
         return str(self.summary())
 
+    def __repr__(self) -> str:
+        """One line, as :class:`~privinfer.PrivateResults`: the estimate and the test's verdict.
+
+        Examples
+        --------
+        >>> t = PMLTest([0.3, 0.3, 0.2, 0.2], [0.2, 0.2, 0.3, 0.3], eps=1.0, c=0.15)
+        >>> x = np.random.default_rng(0).choice(4, size=2000, p=[0.2, 0.2, 0.3, 0.3])
+        >>> repr(t.test(t.privatize(x, random_state=1))).startswith("<PMLTest results: mass_A=")
+        True
+        """
+        verdict = "reject H0" if self.reject else "keep H0"
+        return (
+            f"<PMLTest results: mass_A={float(self.params.iloc[0]):.4g}, "
+            f"p_value={self.p_value:.3g}, {verdict}>"
+        )
+
     def _repr_html_(self) -> str:
         return self.summary().as_html()
 
