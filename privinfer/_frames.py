@@ -18,7 +18,12 @@ import pandas as pd
 
 from privinfer.exceptions import DataMismatchError, UnsupportedInputError
 
-__all__ = ["as_pandas", "frame_from_arrays"]
+__all__ = ["MODEL_ARRAY_HINT", "as_pandas", "frame_from_arrays"]
+
+#: What :func:`as_pandas` tells a caller who passed a numpy array, by default.
+ARRAY_HINT = " Wrap a numpy array as pandas.DataFrame(array, columns=[...]), naming its columns."
+#: The same for the models, whose ``from_arrays`` constructor takes arrays directly.
+MODEL_ARRAY_HINT = " For numpy arrays use the model's from_arrays(...) constructor."
 
 
 def _narwhals_to_pandas(data: Any) -> pd.DataFrame | None:
@@ -39,7 +44,7 @@ def _narwhals_to_pandas(data: Any) -> pd.DataFrame | None:
     return frame.to_pandas()
 
 
-def as_pandas(data: Any, owner: str) -> pd.DataFrame:
+def as_pandas(data: Any, owner: str, *, array_hint: str = ARRAY_HINT) -> pd.DataFrame:
     """The data as a pandas DataFrame, converting other DataFrame libraries once.
 
     Use it at every entry point that takes a frame; O(n p) for a conversion, free for
@@ -54,6 +59,9 @@ def as_pandas(data: Any, owner: str) -> pd.DataFrame:
         DataFrame interchange protocol (``__dataframe__``).
     owner : str
         The calling function, for messages.
+    array_hint : str, default=ARRAY_HINT
+        The advice the message gives for a numpy array: by default to name its columns
+        in a DataFrame; the models point to their ``from_arrays`` (:data:`MODEL_ARRAY_HINT`).
 
     Returns
     -------
@@ -62,8 +70,7 @@ def as_pandas(data: Any, owner: str) -> pd.DataFrame:
     Raises
     ------
     UnsupportedInputError
-        Any other input: a numpy array (use the model's ``from_arrays``), a Series, a
-        dict, a list...
+        Any other input: a numpy array (with ``array_hint``), a Series, a dict, a list...
 
     Examples
     --------
@@ -104,7 +111,7 @@ def as_pandas(data: Any, owner: str) -> pd.DataFrame:
             ) from None
     hint = ""
     if isinstance(data, np.ndarray):
-        hint = " For numpy arrays use the model's from_arrays(...) constructor."
+        hint = array_hint
     elif isinstance(data, pd.Series) or hasattr(data, "to_frame"):
         hint = " Turn a Series into a frame with series.to_frame()."
     elif isinstance(data, Mapping):

@@ -66,7 +66,7 @@ def test_pyarrow_table_and_interchange_protocol():
 @pytest.mark.parametrize(
     ("data", "match"),
     [
-        (np.zeros((3, 2)), "from_arrays"),
+        (np.zeros((3, 2)), "pandas.DataFrame\\(array, columns"),  # models: from_arrays
         (pd.Series([1.0, 2.0]), "to_frame"),
         ({"y": [1.0]}, "pandas.DataFrame\\(data\\)"),
         ([1, 2, 3], "got builtins.list"),

@@ -209,10 +209,18 @@ class PrivateGMMResults(PrivateResults):
         DataMismatchError
             ``exog`` lacks a variable of the right-hand side.
         UnsupportedInputError
-            ``exog`` is not a DataFrame (e.g. a dict or an array).
+            ``exog`` is not a DataFrame (e.g. a dict, or an array: the message names the
+            columns to give it).
         """
         engine = self._require_engine("predict")
-        frame = None if exog is None else as_pandas(exog, "PrivateGMMResults.predict")
+        frame = None
+        if exog is not None:
+            needed = sorted(engine.design.spec.variables)
+            hint = (
+                f" Pass a DataFrame whose columns are the right-hand side's variables {needed}, "
+                "e.g. pandas.DataFrame(array, columns=[...])."
+            )
+            frame = as_pandas(exog, "PrivateGMMResults.predict", array_hint=hint)
         X = engine.regressors(frame)
         fit = X @ self.params.to_numpy()
         if self._kind == "logit":

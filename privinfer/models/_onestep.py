@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from privinfer._frames import as_pandas, frame_from_arrays
+from privinfer._frames import MODEL_ARRAY_HINT, as_pandas, frame_from_arrays
 from privinfer._threads import blas_threads, small_matrix_blas
 from privinfer._typing import ArrayLike, FloatArray, IntArray, RandomStateLike
 from privinfer._validation import spawn_generators
@@ -295,7 +295,7 @@ class TreatmentModel:
         owner = self._name
         dask_input = is_dask_frame(data)
         if not dask_input:
-            data = as_pandas(data, owner)
+            data = as_pandas(data, owner, array_hint=MODEL_ARRAY_HINT)
             check_frame(data, owner)
         described = data._meta if dask_input else data  # type: ignore[union-attr]
         self.mechanism = resolve_mechanism(described, mechanism, owner)

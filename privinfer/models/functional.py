@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privinfer._frames import as_pandas
+from privinfer._frames import MODEL_ARRAY_HINT, as_pandas
 from privinfer._typing import FloatArray
 from privinfer.exceptions import (
     DataMismatchError,
@@ -128,7 +128,7 @@ class PrivateFunctional(TreatmentModel):
             )
         if options.get("riesz", "auto") != "auto":
             raise ValueError("PrivateFunctional: only riesz='auto' is supported.")
-        data = as_pandas(data, "PrivateFunctional")
+        data = as_pandas(data, "PrivateFunctional", array_hint=MODEL_ARRAY_HINT)
         super().__init__(data, **options)
         self.functional_name = str(name)
         public = data[[c for c in data.columns if c not in self.mechanism.private_columns]]

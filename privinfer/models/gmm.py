@@ -42,7 +42,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from privinfer._frames import as_pandas, frame_from_arrays
+from privinfer._frames import MODEL_ARRAY_HINT, as_pandas, frame_from_arrays
 from privinfer._typing import ArrayLike, FloatArray, RandomStateLike
 from privinfer._validation import check_int, check_random_state
 from privinfer.exceptions import (
@@ -205,7 +205,7 @@ class PrivateGMM:
         reference_size: int = 512,
     ) -> None:
         if not isinstance(moments, GMMEngine):
-            data = as_pandas(data, "PrivateGMM")
+            data = as_pandas(data, "PrivateGMM", array_hint=MODEL_ARRAY_HINT)
         engine = (
             moments
             if isinstance(moments, GMMEngine)
@@ -845,7 +845,7 @@ def _design(
         mech = resolve_mechanism(data._meta, mechanism, owner)
         design = dask_linear_design(parsed, data, mech, owner, persist=persist, weights=weights)
     else:
-        data = as_pandas(data, owner)
+        data = as_pandas(data, owner, array_hint=MODEL_ARRAY_HINT)
         mech = check_inputs(data, mechanism, owner)
         design = build_linear_design(parsed, data, mech, owner, weights)
     if weights is not None and design.weights_n_eff is not None:

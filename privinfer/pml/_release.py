@@ -122,7 +122,8 @@ def release_bits(
     The shared implementation of the mechanisms' ``release`` methods (see their
     docstrings for the user-facing contract). Nothing is returned when a check fails.
     """
-    data = as_pandas(data, owner)
+    hint = f" For a numpy array use {owner.split('.')[0]}.privatize(...)."
+    data = as_pandas(data, owner, array_hint=hint)
     if BITS_RELEASE_KEY in data.attrs or _MECHANISM_KEY in data.attrs:
         raise AlreadyReleasedError(
             f"{owner}: these data already are a privinfer release (their attrs carry a "

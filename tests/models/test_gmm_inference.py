@@ -193,6 +193,19 @@ def test_ols_predict_rsquared_equal_statsmodels(name):
     )
 
 
+def test_predict_of_an_array_asks_for_a_frame_with_the_formula_columns():
+    """An array given to predict was told to use the model's from_arrays(...), which builds
+    a model, not predictions; the message now names the columns the frame needs."""
+    df = _mroz()
+    res = pi.PrivateGMM.ols("lwage ~ educ + exper", df, mechanism=_identity()).fit()
+    with pytest.raises(UnsupportedInputError) as err:
+        res.predict(df[["educ", "exper"]].to_numpy())
+    assert "from_arrays" not in str(err.value)
+    assert "columns are the right-hand side's variables ['educ', 'exper']" in str(err.value)
+    with pytest.raises(UnsupportedInputError, match="from_arrays"):  # the models keep it
+        pi.PrivateGMM.ols("lwage ~ educ", df.to_numpy(), mechanism=_identity())
+
+
 def test_predict_names_missing_columns_and_takes_other_frames():
     df = _mroz()
     res = pi.PrivateGMM.ols("lwage ~ educ + exper", df, mechanism=_identity()).fit()
