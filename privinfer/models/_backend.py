@@ -49,6 +49,7 @@ from privinfer.exceptions import (
     WeightsError,
 )
 from privinfer.formula import (
+    CovariateSpec,
     build_covariate_spec,
     cast_private_categoricals,
     check_public_columns,
@@ -698,6 +699,36 @@ def _public_variables(covariates: str, columns: list[str], mech: AlphaIdentity) 
     return [c for c in columns if c in needed and c not in mech.private_columns]
 
 
+def level_coded_columns(spec: CovariateSpec) -> list[str]:
+    """Public columns that the materialised covariate design codes by their levels.
+
+    Read off the design, not the formula: formulaic's encoder state says which factors it
+    coded as categories, so an integer column inside ``C(k)`` is found as well as a string
+    column, while a number inside ``center(w)`` or ``bs(w, df=4)`` is not.
+
+    Examples
+    --------
+    >>> import privinfer as pi
+    >>> from privinfer.formula import build_covariate_spec
+    >>> frame = pd.DataFrame({"x": [0.1, 0.5, 0.9, 0.3], "k": [0, 1, 2, 0],
+    ...                       "w": [1.0, 2.0, 3.0, 4.0], "s": ["a", "b", "a", "b"]})
+    >>> mech = pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)})
+    >>> spec = build_covariate_spec("x + C(k):center(w) + s", frame, mech, "demo")
+    >>> level_coded_columns(spec)
+    ['k', 's']
+    """
+    import formulaic
+    from formulaic.parser.types import Factor
+
+    if spec.public_spec is None:
+        return []
+    coded: set[str] = set()
+    for expr, (kind, _) in spec.public_spec.encoder_state.items():
+        if kind is Factor.Kind.CATEGORICAL:
+            coded |= {str(v) for v in formulaic.Formula(expr).required_variables}
+    return sorted(c for c in spec.public_variables if c in coded)
+
+
 def _is_level_column(dtype: Any) -> bool:
     """Whether formulaic codes a column of this dtype by its levels (not as a number)."""
     return not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
@@ -711,8 +742,8 @@ def _spec_frame(
     ``levels`` holds every level of the public level columns (object, string, category,
     bool) of the whole frame (a dict, or a frame with those levels in its columns), so
     that formulaic codes every one; categorical columns keep their categories. Private
-    categorical levels come from the mechanism. Stateful transforms of private columns
-    (``center(x)``) learn from these rows only.
+    categorical levels come from the mechanism. Stateful transforms (``center(x)``,
+    ``bs(w, df=4)``) learn from these rows only.
     """
     if isinstance(levels, pd.DataFrame):
         levels = {
@@ -751,6 +782,15 @@ def _partition_levels(part: pd.DataFrame, columns: list[str]) -> dict[str, list[
         vals = list(s.cat.categories) if isinstance(s.dtype, pd.CategoricalDtype) else []
         out[col] = vals + [v for v in pd.unique(s.dropna()).tolist() if v not in vals]
     return out
+
+
+def _merged_levels(found: list[dict[str, list[Any]]], columns: list[str]) -> dict[str, list[Any]]:
+    """The levels of ``columns`` over all partitions, in order of first appearance."""
+    levels: dict[str, list[Any]] = {c: [] for c in columns}
+    for part_levels in found:
+        for col, vals in part_levels.items():
+            levels[col] += [v for v in vals if v not in levels[col]]
+    return levels
 
 
 def check_dask_columns(data: Any, mechanism: AlphaIdentity, owner: str) -> list[str]:
@@ -889,15 +929,16 @@ def dask_treatment_data(
 ) -> tuple[TreatmentData, DaskRows]:
     """Validate a Dask frame as :func:`~privinfer.models._inputs.treatment_data` does.
 
-    The first rows (and, when the formula uses public level columns, their levels) build
-    the covariate spec; then one pass over the partitions checks each of them and
-    returns the small summaries merged here (see the module docstring): the treatment
-    levels and counts, the outcome's variance, the weights' mean, the cluster labels,
-    the data fingerprint (a hash of the partitions' digests of their public row
-    identity), which covariate columns are nonzero, the public design's moments and the
-    designs at the rows whose deconvolved quantiles place the adaptive sieve's knots
-    (:func:`~privinfer.nuisance.sieve.quantile_rows`, about 100,000 rows), so that the
-    sieve is the one pandas builds. The returned inputs hold no rows (their
+    The first rows (and, when the formula uses public level columns, their levels) build the
+    covariate spec; a number the design codes by level (``C(k)``) has its levels scanned in
+    one more pass over that column, and the spec is built again. Then one pass over the
+    partitions checks each of them and returns the small summaries merged here (see the
+    module docstring): the treatment levels and counts, the outcome's variance, the weights'
+    mean, the cluster labels, the data fingerprint (a hash of the partitions' digests of
+    their public row identity), which covariate columns are nonzero, the public design's
+    moments and the designs at the rows whose deconvolved quantiles place the adaptive
+    sieve's knots (:func:`~privinfer.nuisance.sieve.quantile_rows`, about 100,000 rows), so
+    that the sieve is the one pandas builds. The returned inputs hold no rows (their
     :class:`~privinfer.models._inputs.RowTotals` stand in for them).
 
     Raises
@@ -942,12 +983,17 @@ def dask_treatment_data(
         head = data.head(1000, npartitions=-1)
     if len(head) == 0:
         raise DataMismatchError(f"{owner}: the data frame is empty.")
-    levels: dict[str, list[Any]] = {c: [] for c in level_cols}
-    for part_levels in found:
-        for col, vals in part_levels.items():
-            levels[col] += [v for v in vals if v not in levels[col]]
+    levels = _merged_levels(found, level_cols)
     mechanism.check_data(head, owner, verify=False)
     spec = build_covariate_spec(covariates, _spec_frame(head, levels, mechanism), mechanism, owner)
+    extra = [c for c in level_coded_columns(spec) if c not in levels]
+    if extra:  # numbers coded by level (C(k)): their levels need one more pass
+        (found,) = dask.compute(
+            [dask.delayed(_partition_levels)(p, extra) for p in data[extra].to_delayed()]
+        )
+        levels |= _merged_levels(found, extra)
+        frame = _spec_frame(head, levels, mechanism)
+        spec = build_covariate_spec(covariates, frame, mechanism, owner)
     check_public_columns(meta, list(spec.public_variables), mechanism, {}, owner)
     plan = _Plan(
         mechanism=mechanism,

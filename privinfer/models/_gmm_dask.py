@@ -51,6 +51,7 @@ from privinfer.models._backend import (
     _tree_sum,
     check_dask_columns,
     is_dask_frame,
+    level_coded_columns,
 )
 from privinfer.models._gmm_design import LinearDesign, LinearFormula, LinearSpecs, linear_specs
 from privinfer.models._inputs import kish_from_sums, weight_values
@@ -446,14 +447,18 @@ class _MomentRows:
         return r
 
 
-def _levels_frame(data: Any, columns: list[str]) -> pd.DataFrame:
-    """Every level of the non-numeric public ``columns`` (one short column each)."""
+def _levels_frame(data: Any, columns: list[str], *, every: bool = False) -> pd.DataFrame:
+    """Every level of the non-numeric public ``columns`` (one short column each).
+
+    ``every`` takes the numeric ones too (numbers the design codes by level, ``C(k)``).
+    """
     import dask
 
     meta = data._meta
     wanted = [
         c for c in columns
-        if not (pd.api.types.is_numeric_dtype(meta[c]) and not pd.api.types.is_bool_dtype(meta[c]))
+        if every
+        or not (pd.api.types.is_numeric_dtype(meta[c]) and not pd.api.types.is_bool_dtype(meta[c]))
         or isinstance(meta[c].dtype, pd.CategoricalDtype)
     ]  # fmt: skip
     if not wanted:
@@ -487,8 +492,9 @@ def dask_linear_design(
 
     The formulaic specs are learned on the first rows plus one row per level of every
     public categorical column (the levels of private categoricals come from the
-    mechanism); one pass then checks every partition (release columns, missing values)
-    and sums its cross-products. With ``persist`` the model's columns are kept in
+    mechanism; those of a number coded by level, ``C(k)``, are read off the design and
+    scanned in one more pass); one pass then checks every partition (release columns,
+    missing values) and sums its cross-products. With ``persist`` the model's columns are kept in
     (cluster) memory for the later passes (the logit's Newton steps).
 
     Raises
@@ -517,6 +523,11 @@ def dask_linear_design(
     levels = _levels_frame(data, needed)
     frame = _spec_frame(head, levels, mechanism)
     specs = linear_specs(parsed, frame, mechanism, owner, weights, mean)
+    extra = [c for c in level_coded_columns(specs.spec) if c not in levels.columns]
+    if extra:  # numbers coded by level (C(k)): their levels need one more pass
+        levels = pd.concat([levels, _levels_frame(data, extra, every=True)], axis=1)
+        frame = _spec_frame(head, levels, mechanism)
+        specs = linear_specs(parsed, frame, mechanism, owner, weights, mean)
     used = set(specs.public_used) | set(specs.spec.variables) | set(mechanism.private_columns)
     used |= {weights} if weights is not None else set()
     keep = [c for c in columns if c in used]

@@ -484,6 +484,20 @@ def test_string_dtype_public_level_absent_from_the_first_rows():
     _assert_same(a, b)
 
 
+def test_integer_public_level_inside_c_absent_from_the_first_rows():
+    """C(k) of a public integer column: its levels were not scanned (only non-numeric
+    columns were), so a level seen only in the last partition was coded as no level."""
+    rel, mech = _released(n=3000)
+    rel["k"] = np.where(np.arange(len(rel)) < 2500, np.arange(len(rel)) % 2, 2)
+    rel["y"] = rel["y"] + 2.0 * (rel["k"] == 2).to_numpy()
+    formula = "y ~ d | x + C(k)"
+    a = pi.PrivateATE.from_formula(formula, rel, mechanism=mech, degree=2).fit(0, folds="f")
+    ddf = dd.from_pandas(rel, npartitions=4)
+    assert 2 not in set(ddf.partitions[0].compute()["k"])
+    b = pi.PrivateATE.from_formula(formula, ddf, mechanism=mech, degree=2).fit(0, folds="f")
+    _assert_same(a, b)
+
+
 def test_nothing_of_the_data_size_stays_on_the_client():
     """The model and its fit keep no array with a row per released row (nor n x anything)."""
     rel, mech = _released(n=3000)

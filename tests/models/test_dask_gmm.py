@@ -205,6 +205,19 @@ def test_public_categorical_regressor_levels(released):
     _assert_same(a, b)
 
 
+def test_public_integer_levels_inside_c_are_scanned(released):
+    """C(k) of a public integer column: only non-numeric columns had their levels scanned,
+    so the levels absent from the first rows lost their columns (the fit dropped C(k)[T.3]);
+    the columns the design codes by level are now read off the design and scanned too."""
+    rel, mech = released
+    rel = rel.assign(k=rel["cl"] % 4).sort_values("k", kind="stable").reset_index(drop=True)
+    assert 3 not in set(rel["k"].iloc[:1000])  # the rows the specs are learned on
+    ddf = dd.from_pandas(rel, npartitions=4)
+    for route, formula in (("ols", "y ~ x + C(k)"), ("iv", "y ~ w + C(k):w + [x ~ z1 + z2]")):
+        a, b = _fit_both(route, formula, rel, ddf, mech)
+        _assert_same(a, b)
+
+
 def test_dask_series_clusters_equal_column_name(released):
     rel, mech = released
     ddf = dd.from_pandas(rel, npartitions=4)
