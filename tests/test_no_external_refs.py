@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PATTERN = re.compile(r"seed 00[0-3]|shared/seeds|\.\./shared|DESIGN\.md")
+PATTERN = re.compile(r"seed 00[0-3]|shared/seeds|\.\./shared|DESIGN\.md", re.IGNORECASE)
 SUFFIXES = {".py", ".rst", ".md", ".txt", ".toml", ".cfg", ".ipynb"}
 
 

@@ -503,7 +503,7 @@ def optimal_binary_mechanism(
 
     Notes
     -----
-    Seed 001 Theorem 3 (proof), with :math:`d_c = 1 - c\mu(\mathcal X)`:
+    Grosse et al. (2026), proof of Theorem 3, with :math:`d_c = 1 - c\mu(\mathcal X)`:
 
     .. math:: K^*(0|x) = \frac{1}{1 + e^\varepsilon d_c}\begin{cases}
               e^\varepsilon(1 - c\,\mu(A)) & x\in A\\ 1 - e^\varepsilon c\,\mu(A) &
@@ -1045,7 +1045,7 @@ class PMLTest:
 
     Notes
     -----
-    Seed 001 §VI-A: with :math:`\bar\varepsilon = \min(\varepsilon, \varepsilon^*)` and
+    Grosse et al. (2026), §VI-A: with :math:`\bar\varepsilon = \min(\varepsilon, \varepsilon^*)` and
     A feasible, :math:`\mathrm{TV}(PK^*\|QK^*) = \eta_{TV}(\bar\varepsilon)|P(A) - Q(A)|`,
     and :math:`n \ge 8\log(1/\zeta)/(\eta_{TV}^2\mathrm{TV}^2(P\|Q))` samples suffice
     (Proposition 1). **Choice of A.** Candidates are the top-k sets of p - q (on a grid
@@ -1403,7 +1403,10 @@ class PMLTest:
         return self.plans[0].power(n_arr, alpha)
 
     def sample_size(self, zeta: float = 0.05) -> float:
-        r"""Seed 001 Proposition 1: :math:`8\log(1/\zeta)/(\eta_{TV}^2\mathrm{TV}^2(P\|Q))`."""
+        r"""Sample size :math:`8\log(1/\zeta)/(\eta_{TV}^2\mathrm{TV}^2(P\|Q))`.
+
+        Grosse et al. (2026), Proposition 1.
+        """
         return self.plans[0].n_bound(zeta)
 
     def guarantee(self) -> PMLGuarantee:

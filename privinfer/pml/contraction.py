@@ -542,7 +542,7 @@ def sdpi_f_bound(
 
     Notes
     -----
-    Seed 001 Theorem 5, with :math:`\Gamma = e^\varepsilon d_c + 1`:
+    Grosse et al. (2026), Theorem 5, with :math:`\Gamma = e^\varepsilon d_c + 1`:
 
     .. math:: D_f(PK\|QK) \le \frac{\eta_{TV}(\varepsilon)}{\Gamma - 1}
               \Big[f(\Gamma) + \Gamma f(1/\Gamma)\Big]\,\mathrm{TV}(P\|Q).
