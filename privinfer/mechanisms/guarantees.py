@@ -184,24 +184,56 @@ def alpha_identity_guarantees(
         )
     q = _check_pmf(qbar)
     n_points = q.size
-    if alpha == 1.0 or q.min() <= 0:
-        ldp = math.inf
-    else:
-        # log(1 + alpha / ((1 - alpha) q_min)) in logs: no overflow for a tiny q_min
-        q_min = float(q.min())
-        ldp = math.log(alpha + (1.0 - alpha) * q_min) - math.log1p(-alpha) - math.log(q_min)
+    log_q_min = _log(float(q.min()))
+    ldp = _closed_form_eps(alpha, log_q_min, 0.0)
     c_val = 0.0 if c is None else check_in_interval(c, "c", "guarantees", 0.0, 1.0 / n_points)
     if c_val == 0.0:
-        pml = ldp  # PML at c = 0 is the LDP eps (DESIGN §3); ldp is computed in logs
+        pml = ldp  # PML at c = 0 is the LDP eps (DESIGN §3)
     elif n_points <= _MAX_KERNEL:
         pml = pml_epsilon(alpha_identity_kernel(alpha, q), c_val)
     else:
         # closed form of pml_epsilon for this kernel (checked against it in the tests)
-        dc = 1.0 - c_val * n_points
-        top = alpha + (1.0 - alpha) * q
-        bottom = c_val * (alpha + n_points * (1.0 - alpha) * q) + dc * (1.0 - alpha) * q
-        pml = math.inf if np.any(bottom <= 0) else float(np.max(np.log(top) - np.log(bottom)))
+        pml = _closed_form_eps(alpha, log_q_min, c_val)
     return PrivacyGuarantees(alpha, alpha, ldp, 0.0, True, float(n_points), c_val, pml)
+
+
+def _log(x: float) -> float:
+    """``log(x)`` with ``log(0) = -inf`` (no warning, no error)."""
+    return math.log(x) if x > 0 else -math.inf
+
+
+def _closed_form_eps(alpha: float, log_q_min: float, c: float) -> float:
+    r"""PML on the c-interior of the alpha-identity kernel, from its least likely point.
+
+    For :math:`K = \alpha I + (1-\alpha) 1\bar q'` on :math:`N \ge 2` points, the
+    numerator and denominator of :func:`~privinfer.pml.pml_epsilon` at an output
+    :math:`z` differ by exactly :math:`\alpha(1 - c)`, and the denominator is
+    :math:`c\alpha + (1-\alpha)\bar q(z)`, so
+
+    .. math:: \varepsilon(c) = \log\Bigl(1 + \frac{\alpha(1-c)}
+              {c\alpha + (1-\alpha)\min_z \bar q(z)}\Bigr);
+
+    ``c = 0`` gives the LDP epsilon. It is evaluated as
+    :math:`\operatorname{logaddexp}(0, \log\alpha(1-c) - \log(\text{denominator}))`:
+    a difference of logs would cancel to 0 for a tiny alpha, and the ratio itself
+    overflows for a tiny :math:`\bar q_{\min}` (given by its log, ``-inf`` for 0).
+
+    Examples
+    --------
+    >>> round(_closed_form_eps(0.5, math.log(0.25), 0.0), 4)  # log 5
+    1.6094
+
+    A tiny alpha keeps its epsilon, about :math:`\alpha / ((1-\alpha)\bar q_{\min})`:
+
+    >>> bool(abs(_closed_form_eps(1e-17, math.log(0.5), 0.0) / 2e-17 - 1) < 1e-12)
+    True
+    """
+    log_keep = _log(alpha * (1.0 - c))
+    log_replace = math.log1p(-alpha) + log_q_min if alpha < 1.0 else -math.inf
+    log_bottom = float(np.logaddexp(_log(c * alpha), log_replace))
+    if log_bottom == -math.inf:
+        return math.inf
+    return float(np.logaddexp(0.0, log_keep - log_bottom))
 
 
 def _check_pmf(qbar: object) -> FloatArray:

@@ -77,3 +77,34 @@ def test_c_is_validated():
         mech.guarantees(c=0.6)
     with pytest.raises(ValueError, match="finite private spaces"):
         pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)}).guarantees(c=0.1)
+
+
+@pytest.mark.parametrize("alpha", [1e-8, 1e-12, 1e-17, 1e-300])
+def test_ldp_epsilon_of_a_tiny_alpha_is_accurate_not_zero(alpha):
+    # e^eps - 1 = alpha / ((1 - alpha) q_min): eps is about 2 alpha here, never 0
+    g = alpha_identity_guarantees(alpha, np.array([0.5, 0.5]))
+    assert g.ldp_eps > 0
+    expected = np.log1p(alpha / ((1 - alpha) * 0.5))
+    assert g.ldp_eps == pytest.approx(expected, rel=1e-12, abs=0)
+    assert g.pml_eps == g.ldp_eps
+
+
+def test_large_space_pml_closed_form_is_accurate_for_a_tiny_alpha():
+    q = np.full(3000, 1 / 3000)
+    c = 0.5 / 3000
+    alpha = 1e-14
+    # log(1 + alpha (1 - c) / (c alpha + (1 - alpha) q_min))
+    expected = np.log1p(alpha * (1 - c) / (c * alpha + (1 - alpha) / 3000))
+    fast = alpha_identity_guarantees(alpha, q, c=c).pml_eps
+    assert fast == pytest.approx(expected, rel=1e-12, abs=0)
+
+
+def test_closed_form_matches_the_kernel_function_at_alpha_one_and_zero_mass():
+    q = np.concatenate([[0.0], np.full(2999, 1 / 2999)])
+    c = 0.25 / 3000
+    slow = pml_epsilon(alpha_identity_kernel(0.4, q), c)
+    assert alpha_identity_guarantees(0.4, q, c=c).pml_eps == pytest.approx(slow, rel=1e-12, abs=0)
+    q = np.full(3000, 1 / 3000)
+    slow = pml_epsilon(alpha_identity_kernel(1.0, q), c)  # the identity: -log c
+    assert alpha_identity_guarantees(1.0, q, c=c).pml_eps == pytest.approx(slow, rel=1e-12, abs=0)
+    assert alpha_identity_guarantees(1.0, q).ldp_eps == np.inf
