@@ -41,6 +41,7 @@ from privinfer._typing import RandomStateLike
 from privinfer._validation import check_alpha, check_in_interval, check_int, spawn_generators
 from privinfer.exceptions import DataMismatchError, MechanismMismatchError, PrivinferWarning
 from privinfer.mechanisms.alpha_identity import AlphaIdentity
+from privinfer.models._inputs import release_guarantees
 from privinfer.models.ate import PrivateATE
 
 __all__ = ["PlanResults", "plan"]
@@ -323,7 +324,7 @@ def plan(
     rows = []
     for a in grid:
         mech = AlphaIdentity(a, mechanism.reference)
-        g = mech.guarantees() if _guarantees_cheap(mech) else None
+        g = release_guarantees(mech)
         rows.append(
             {
                 "alpha": a,
@@ -396,9 +397,3 @@ def _jackknife_se(vals: np.ndarray, cols: list[int], base: int) -> tuple[Any, An
     sig_se = np.sqrt(factor * ((sig - sig.mean(axis=0)) ** 2).sum(axis=0))
     infl_se = np.sqrt(factor * ((infl - infl.mean(axis=0)) ** 2).sum(axis=0))
     return sig_se, infl_se
-
-
-def _guarantees_cheap(mech: AlphaIdentity) -> bool:
-    """Guarantees enumerate finite references; skip huge ones (TV is alpha regardless)."""
-    ref = mech.reference
-    return not ref.is_discrete or ref.n_support <= 100_000

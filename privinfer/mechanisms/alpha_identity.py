@@ -39,9 +39,15 @@ from privinfer.exceptions import (
 from privinfer.mechanisms._consistency import check_reference_share
 from privinfer.mechanisms._leaks import find_leaks, format_leaks
 from privinfer.mechanisms._levels import drop_unused_categories, level_codes
-from privinfer.mechanisms.guarantees import PrivacyGuarantees, alpha_identity_guarantees
+from privinfer.mechanisms.guarantees import (
+    PrivacyGuarantees,
+    alpha_identity_guarantees,
+    product_guarantees,
+)
 from privinfer.mechanisms.reference import (
+    Component,
     Empirical,
+    Frozen,
     ProductReference,
     _is_real_numeric,
     as_reference,
@@ -168,17 +174,15 @@ class AlphaIdentity:
         1.0986
         """
         if self.reference.is_discrete:
-            draw = self.reference.enumerate()
-            qbar = _distinct_pmf(draw.frame, draw.weights)
-        else:
-            if c is not None:
-                raise ValueError(
-                    "PML on the c-interior is reported for finite private spaces only; this "
-                    "mechanism's reference is continuous. Call guarantees() without c."
-                )
-            qbar = None
+            pmfs = [_component_pmf(comp) for _, comp in self.reference.parts]
+            return product_guarantees(self.alpha, pmfs, c)
+        if c is not None:
+            raise ValueError(
+                "PML on the c-interior is reported for finite private spaces only; this "
+                "mechanism's reference is continuous. Call guarantees() without c."
+            )
         return alpha_identity_guarantees(
-            self.alpha, qbar, c, atomless=self.reference.is_atomless
+            self.alpha, None, c, atomless=self.reference.is_atomless
         )
 
     # -- holder side -------------------------------------------------------------------
@@ -659,6 +663,23 @@ def secure_uniform(size: int) -> np.ndarray:
     """
     raw = np.frombuffer(os.urandom(8 * int(size)), dtype=np.uint64)
     return (raw >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+#: Most support points of a scipy reference whose pmf :meth:`AlphaIdentity.guarantees`
+#: evaluates (categorical and empirical supports are already in memory).
+_MAX_PMF_POINTS = 10_000_000
+
+
+def _component_pmf(comp: Component) -> np.ndarray:
+    """Pmf over the distinct support points of one finite reference component."""
+    if isinstance(comp, Frozen) and comp.n_support() > _MAX_PMF_POINTS:
+        raise DataMismatchError(
+            f"AlphaIdentity.guarantees: the reference {comp!r} has {comp.n_support():g} "
+            f"support points; its pmf is evaluated for at most {_MAX_PMF_POINTS} of them."
+        )
+    points, probs = comp.support_points()
+    frame = points if isinstance(points, pd.DataFrame) else pd.DataFrame({"value": points})
+    return _distinct_pmf(frame, probs)
 
 
 def _distinct_pmf(frame: pd.DataFrame, weights: np.ndarray) -> np.ndarray:

@@ -70,9 +70,6 @@ __all__ = [
 RieszRoute = Literal["auto", "propensity"]
 OutcomeRoute = Literal["series", "kernel"]
 
-#: Largest finite reference support for which results report the privacy guarantees.
-_GUARANTEE_SUPPORT = 100_000
-
 
 @dataclass(frozen=True)
 class TreatmentOptions:
@@ -620,11 +617,16 @@ def warn_empty_columns(inputs: TreatmentData, owner: str, stacklevel: int = 3) -
 
 
 def release_guarantees(mechanism: AlphaIdentity) -> Any:
-    """The mechanism's privacy guarantees, or None for a very large finite reference."""
-    reference = mechanism.reference
-    if not reference.is_discrete or reference.n_support <= _GUARANTEE_SUPPORT:
+    """The mechanism's privacy guarantees, or None where its scipy reference is too large.
+
+    :meth:`AlphaIdentity.guarantees` never enumerates the joint support, so a large
+    finite reference (a big public sample, many categorical levels) has its guarantees
+    too; only a scipy distribution with more than ten million support points has none.
+    """
+    try:
         return mechanism.guarantees()
-    return None
+    except DataMismatchError:
+        return None
 
 
 def mechanism_record(mechanism: AlphaIdentity) -> dict[str, Any]:

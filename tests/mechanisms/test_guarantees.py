@@ -1,6 +1,7 @@
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import privinfer as pi
@@ -108,3 +109,49 @@ def test_closed_form_matches_the_kernel_function_at_alpha_one_and_zero_mass():
     slow = pml_epsilon(alpha_identity_kernel(1.0, q), c)  # the identity: -log c
     assert alpha_identity_guarantees(1.0, q, c=c).pml_eps == pytest.approx(slow, rel=1e-12, abs=0)
     assert alpha_identity_guarantees(1.0, q).ldp_eps == np.inf
+
+
+def test_guarantees_of_a_large_empirical_reference_need_no_enumeration():
+    # 300,000 public rows over 10 values: more rows than the enumeration cap
+    values = np.repeat(np.arange(10.0), [20_000] + [31_111] * 8 + [280_000 - 8 * 31_111])
+    sample = pd.Series(values, name="x")
+    g = pi.AlphaIdentity(0.5, {"x": pi.reference.Empirical(sample)}).guarantees(c=0.01)
+    assert g.n_points == 10
+    q_min = 20_000 / 300_000
+    assert g.ldp_eps == pytest.approx(np.log1p(0.5 / (0.5 * q_min)))
+    K = alpha_identity_kernel(0.5, np.bincount(values.astype(int)) / values.size)
+    assert g.pml_eps == pytest.approx(pml_epsilon(K, 0.01))
+
+
+def test_guarantees_of_a_large_categorical_product_use_its_factors():
+    ref = {
+        "a": pi.reference.Categorical(range(500)),
+        "b": pi.reference.Categorical(range(500), probs=np.r_[0.1, np.full(499, 0.9 / 499)]),
+    }
+    g = pi.AlphaIdentity(0.3, ref).guarantees(c=1e-6)
+    q_min = (1 / 500) * (0.9 / 499)
+    assert g.n_points == 250_000
+    assert g.ldp_eps == pytest.approx(np.log1p(0.3 / (0.7 * q_min)))
+    expected = np.log1p(0.3 * (1 - 1e-6) / (1e-6 * 0.3 + 0.7 * q_min))
+    assert g.pml_eps == pytest.approx(expected)
+
+
+def test_factor_pmfs_agree_with_the_joint_pmf():
+    from privinfer.mechanisms.guarantees import product_guarantees
+
+    pmfs = [np.array([0.2, 0.8]), np.array([0.5, 0.3, 0.2])]
+    joint = np.outer(*pmfs).ravel()
+    for c in (None, 0.05, 1 / 6):
+        by_factor = product_guarantees(0.6, pmfs, c)
+        direct = alpha_identity_guarantees(0.6, joint, c)
+        assert by_factor.ldp_eps == pytest.approx(direct.ldp_eps)
+        assert by_factor.pml_eps == pytest.approx(direct.pml_eps)
+        assert by_factor.n_points == direct.n_points == 6
+
+
+def test_results_report_guarantees_of_a_large_finite_reference():
+    from privinfer.models._inputs import release_guarantees
+
+    ref = {"a": pi.reference.Categorical(range(400)), "b": pi.reference.Categorical(range(400))}
+    g = release_guarantees(pi.AlphaIdentity(0.5, ref))
+    assert g is not None and g.ldp_eps == pytest.approx(np.log1p(160_000))
