@@ -176,11 +176,6 @@ class AlphaIdentity:
         if self.reference.is_discrete:
             pmfs = [_component_pmf(comp) for _, comp in self.reference.parts]
             return product_guarantees(self.alpha, pmfs, c)
-        if c is not None:
-            raise ValueError(
-                "PML on the c-interior is reported for finite private spaces only; this "
-                "mechanism's reference is continuous. Call guarantees() without c."
-            )
         return alpha_identity_guarantees(
             self.alpha, None, c, atomless=self.reference.is_atomless
         )

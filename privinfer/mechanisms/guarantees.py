@@ -157,7 +157,8 @@ def alpha_identity_guarantees(
         reference.
     c : float, optional
         Density floor for the PML guarantee, in ``[0, 1/N]``; ``None`` reports PML at
-        ``c = 0`` (where it equals the LDP epsilon) for discrete spaces.
+        ``c = 0`` (where it equals the LDP epsilon) for discrete spaces. Refused with
+        ``qbar=None``, which has no PML figure.
     atomless : bool, default=True
         With ``qbar=None``: whether the reference is atomless (``False`` for a reference
         with infinitely many atoms, e.g. Poisson). Only the wording differs: ``(0,
@@ -181,6 +182,11 @@ def alpha_identity_guarantees(
     """
     alpha = check_alpha(alpha, "alpha_identity_guarantees")
     if qbar is None:
+        if c is not None:
+            raise ValueError(
+                "PML on the c-interior is reported for finite private spaces only; this "
+                "reference is not finite (qbar=None). Call guarantees() without c."
+            )
         return PrivacyGuarantees(
             alpha, alpha, 0.0, alpha, False, math.inf, None, None, atomless=bool(atomless)
         )

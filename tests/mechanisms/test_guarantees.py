@@ -155,3 +155,11 @@ def test_results_report_guarantees_of_a_large_finite_reference():
     ref = {"a": pi.reference.Categorical(range(400)), "b": pi.reference.Categorical(range(400))}
     g = release_guarantees(pi.AlphaIdentity(0.5, ref))
     assert g is not None and g.ldp_eps == pytest.approx(np.log1p(160_000))
+
+
+@pytest.mark.parametrize("c", [0.1, 0.0, -1.0, "junk"])
+def test_c_without_a_finite_reference_is_refused_not_ignored(c):
+    with pytest.raises(ValueError, match="finite private spaces"):
+        alpha_identity_guarantees(0.5, None, c=c)
+    with pytest.raises(ValueError, match="finite private spaces"):
+        pi.AlphaIdentity(0.5, {"x": pi.reference.Uniform(0, 1)}).guarantees(c=c)
