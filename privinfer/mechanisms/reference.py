@@ -255,10 +255,11 @@ class Categorical(Component):
 
     def __init__(self, levels: Sequence[Any], probs: Sequence[float] | None = None) -> None:
         levels = list(levels)
-        missing = [lv for lv in levels if lv is None or (isinstance(lv, float) and lv != lv)]
+        # pd.isna: None, NaN of any float type, pd.NA and NaT (a string column's unique())
+        missing = [lv for lv in levels if pd.api.types.is_scalar(lv) and pd.isna(lv)]
         if missing:
             raise ValueError(
-                f"Categorical levels must not be missing (None or NaN); got {levels!r}."
+                f"Categorical levels must not be missing (None, NaN, NA or NaT); got {levels!r}."
             )
         if len(levels) < 1 or len(set(levels)) != len(levels):
             raise ValueError(

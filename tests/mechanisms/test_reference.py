@@ -87,3 +87,20 @@ def test_categorical_equality_still_rejects_different_probabilities():
     q[1] -= 1e-11
     levels = list(range(100))
     assert pi.reference.Categorical(levels, p) != pi.reference.Categorical(levels, q)
+
+
+@pytest.mark.parametrize(
+    "missing",
+    [pd.NA, pd.NaT, np.float32("nan"), np.nan, None],
+    ids=["NA", "NaT", "float32-nan", "nan", "None"],
+)
+def test_categorical_refuses_every_kind_of_missing_level(missing):
+    with pytest.raises(ValueError, match="must not be missing"):
+        pi.reference.Categorical(["a", missing])
+
+
+def test_categorical_levels_from_a_public_string_column_with_missing_values():
+    public = pd.Series(["a", "b", None, "a"], dtype="string")
+    with pytest.raises(ValueError, match="must not be missing"):
+        pi.reference.Categorical(public.unique())
+    assert pi.reference.Categorical(public.dropna().unique()).levels == ["a", "b"]
