@@ -32,7 +32,12 @@ from scipy import stats
 from scipy.stats import qmc
 
 from privinfer._typing import FloatArray, RandomStateLike
-from privinfer._validation import check_int, check_random_state, spawn_generators
+from privinfer._validation import (
+    check_int,
+    check_no_nan,
+    check_random_state,
+    spawn_generators,
+)
 from privinfer.exceptions import (
     DataMismatchError,
     MechanismMismatchError,
@@ -261,6 +266,10 @@ class Categorical(Component):
             raise ValueError(
                 f"Categorical levels must not be missing (None, NaN, NA or NaT); got {levels!r}."
             )
+        infinite = [lv for lv in levels if isinstance(lv, (float, np.floating)) and np.isinf(lv)]
+        if infinite:
+            # a replacement drawn at an infinite level is a release no analysis accepts
+            raise ValueError(f"Categorical levels must be finite; got {levels!r}.")
         if len(levels) < 1 or len(set(levels)) != len(levels):
             raise ValueError(
                 f"Categorical needs at least one level and distinct levels; got {levels!r}."
@@ -406,8 +415,8 @@ class Empirical(Component):
     Parameters
     ----------
     public_sample : Series, DataFrame or 1-D array
-        A public sample (e.g. an earlier public-use file). A DataFrame makes a joint
-        reference over its columns.
+        A public sample (e.g. an earlier public-use file), without missing or infinite
+        values. A DataFrame makes a joint reference over its columns.
 
     Notes
     -----
@@ -444,6 +453,9 @@ class Empirical(Component):
                     f"Empirical: sample column {col!r} is complex; a reference sample needs "
                     "real numbers or labels."
                 )
+            if _is_real_numeric(frame[col]) and not pd.api.types.is_bool_dtype(frame[col]):
+                # replacements drawn at +-inf would make a release no analysis accepts
+                check_no_nan(frame[col].to_numpy(dtype=float), col, "Empirical")
         self.sample_frame = frame.reset_index(drop=True).copy()
         self.n_columns = frame.shape[1]
 

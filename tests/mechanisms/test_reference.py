@@ -104,3 +104,20 @@ def test_categorical_levels_from_a_public_string_column_with_missing_values():
     with pytest.raises(ValueError, match="must not be missing"):
         pi.reference.Categorical(public.unique())
     assert pi.reference.Categorical(public.dropna().unique()).levels == ["a", "b"]
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_references_refuse_infinite_values_a_release_could_not_carry(bad):
+    # the replacements would be infinite: a release that every analysis refuses
+    with pytest.raises(ValueError, match="infinite"):
+        pi.reference.Empirical(pd.Series([1.0, 2.0, bad], name="x"))
+    with pytest.raises(ValueError, match="infinite"):
+        pi.reference.Empirical(pd.DataFrame({"g": ["a", "b", "c"], "x": [1.0, bad, 2.0]}))
+    with pytest.raises(ValueError, match="finite"):
+        pi.reference.Categorical([1.0, bad])
+
+
+def test_references_keep_finite_numbers_and_labels():
+    assert pi.reference.Empirical(pd.Series([1.0, 2.0], name="x")).n_support() == 2
+    assert pi.reference.Empirical(pd.Series([True, False], name="b")).n_support() == 2
+    assert pi.reference.Categorical(["inf", 1.5]).levels == ["inf", 1.5]
