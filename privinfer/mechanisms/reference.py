@@ -346,6 +346,32 @@ class Frozen(Component):
                 f"Frozen expects a frozen scipy.stats distribution; got {type(dist).__name__}."
             )
         self.dist = dist
+        self._check_parameters()
+
+    def _check_parameters(self) -> None:
+        """Refuse parameters for which scipy has no distribution, or draws are infinite.
+
+        scipy accepts invalid parameters (``norm(0, -1)``, ``binom(3, 1.5)``) and returns
+        NaN for every quantile; the draws ``from_unit`` takes lie between the quantiles
+        at machine epsilon and one minus it, so those must be finite numbers.
+        """
+        with np.errstate(all="ignore"):
+            support = np.asarray(self.dist.support(), dtype=float)
+        if support.shape != (2,):
+            raise ValueError(
+                f"Frozen needs one univariate distribution with scalar parameters; got "
+                f"{self!r}."
+            )
+        tiny = np.finfo(float).eps
+        with np.errstate(all="ignore"):
+            quantiles = np.asarray(self.dist.ppf([tiny, 0.5, 1 - tiny]), dtype=float)
+        if np.any(np.isnan(support)) or not np.all(np.isfinite(quantiles)):
+            raise ValueError(
+                f"Frozen: {self!r} has invalid parameters or draws infinite values (scipy "
+                f"gives the support {tuple(support.tolist())} and the quantiles "
+                f"{quantiles.tolist()} at eps, 1/2, 1 - eps); a reference must draw finite "
+                "numbers."
+            )
 
     @property
     def is_discrete(self) -> bool:

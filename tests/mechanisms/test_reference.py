@@ -121,3 +121,33 @@ def test_references_keep_finite_numbers_and_labels():
     assert pi.reference.Empirical(pd.Series([1.0, 2.0], name="x")).n_support() == 2
     assert pi.reference.Empirical(pd.Series([True, False], name="b")).n_support() == 2
     assert pi.reference.Categorical(["inf", 1.5]).levels == ["inf", 1.5]
+
+
+@pytest.mark.parametrize(
+    "dist",
+    [stats.norm(0, -1), stats.norm(np.nan, 1), stats.binom(3, 1.5), stats.poisson(-1),
+     stats.uniform(0, 0), stats.norm(0, np.inf), stats.pareto(0.001)],
+    ids=["negative-scale", "nan-loc", "binom-p>1", "poisson-mu<0", "zero-width",
+         "infinite-scale", "draws-overflow"],
+)
+def test_frozen_refuses_invalid_parameters_and_infinite_draws(dist):
+    # scipy accepts these and answers NaN (or inf): privatize then called every data
+    # value "outside the support", and guarantees() reported a guarantee for no law
+    with pytest.raises(ValueError, match="invalid parameters or draws infinite values"):
+        pi.reference.Frozen(dist)
+    with pytest.raises(ValueError, match="invalid parameters or draws infinite values"):
+        pi.AlphaIdentity(0.5, {"x": dist})
+
+
+def test_frozen_refuses_vector_parameters():
+    with pytest.raises(ValueError, match="scalar parameters"):
+        pi.reference.Frozen(stats.norm([0, 1], 1))
+
+
+@pytest.mark.parametrize(
+    "dist", [stats.cauchy(), stats.pareto(0.2), stats.poisson(3), stats.binom(3, 0.5),
+             stats.norm(loc=1, scale=2), stats.t(0.5)],
+)
+def test_frozen_keeps_valid_heavy_tailed_and_discrete_laws(dist):
+    comp = pi.reference.Frozen(dist)
+    assert np.all(np.isfinite(comp.from_unit(np.array([0.0, 0.5, 1.0 - 1e-17]))))
