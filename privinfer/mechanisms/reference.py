@@ -232,6 +232,27 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _check_json_scalars(values: Any, what: str) -> None:
+    """Raise :class:`PrivateDtypeError` unless every value is a string, number or bool.
+
+    A reference travels with its release as JSON (:meth:`ProductReference.to_dict`); a
+    date, a ``Decimal`` or a tuple would come back as a string or a list, so the release
+    could not be read back against its own reference.
+    """
+    kind = pd.api.types.infer_dtype(values, skipna=False)
+    if kind in {"string", "integer", "floating", "mixed-integer-float", "boolean"}:
+        return  # the common cases, without a Python loop over a large sample
+    bad = sorted(
+        {type(v).__name__ for v in map(_plain, values) if not isinstance(v, (str, int, float))}
+    )
+    if bad:
+        raise PrivateDtypeError(
+            f"{what} of type {bad!r}. A reference travels with its release as JSON, which "
+            "keeps strings, numbers and booleans only: convert them first (a date to a "
+            "number of days, or to an ISO string)."
+        )
+
+
 class Categorical(Component):
     r"""Categorical distribution over public levels.
 
@@ -266,6 +287,7 @@ class Categorical(Component):
             raise ValueError(
                 f"Categorical levels must not be missing (None, NaN, NA or NaT); got {levels!r}."
             )
+        _check_json_scalars(levels, "Categorical: levels")
         infinite = [lv for lv in levels if isinstance(lv, (float, np.floating)) and np.isinf(lv)]
         if infinite:
             # a replacement drawn at an infinite level is a release no analysis accepts
@@ -479,9 +501,15 @@ class Empirical(Component):
                     f"Empirical: sample column {col!r} is complex; a reference sample needs "
                     "real numbers or labels."
                 )
-            if _is_real_numeric(frame[col]) and not pd.api.types.is_bool_dtype(frame[col]):
-                # replacements drawn at +-inf would make a release no analysis accepts
-                check_no_nan(frame[col].to_numpy(dtype=float), col, "Empirical")
+            if _is_real_numeric(frame[col]):
+                if not pd.api.types.is_bool_dtype(frame[col]):
+                    # replacements drawn at +-inf would make a release no analysis accepts
+                    check_no_nan(frame[col].to_numpy(dtype=float), col, "Empirical")
+                continue
+            labels = frame[col]
+            if isinstance(labels.dtype, pd.CategoricalDtype):
+                labels = labels.cat.categories
+            _check_json_scalars(labels, f"Empirical: sample column {col!r} holds values")
         self.sample_frame = frame.reset_index(drop=True).copy()
         self.n_columns = frame.shape[1]
 

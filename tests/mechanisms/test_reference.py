@@ -1,9 +1,12 @@
+from decimal import Decimal
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
 import privinfer as pi
+from privinfer.exceptions import PrivateDtypeError
 from privinfer.mechanisms.reference import component_from_dict
 
 
@@ -151,3 +154,44 @@ def test_frozen_refuses_vector_parameters():
 def test_frozen_keeps_valid_heavy_tailed_and_discrete_laws(dist):
     comp = pi.reference.Frozen(dist)
     assert np.all(np.isfinite(comp.from_unit(np.array([0.0, 0.5, 1.0 - 1e-17]))))
+
+
+_NOT_JSON = {
+    "timestamp": list(pd.date_range("2020-01-01", periods=3)),
+    "timedelta": list(pd.to_timedelta([1, 2, 3], unit="D")),
+    "decimal": [Decimal(1), Decimal(2), Decimal(3)],
+    "tuple": [(1, 2), (3, 4), (5, 6)],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_NOT_JSON))
+def test_reference_values_must_survive_the_release_file(kind):
+    # these were accepted, released, written, and then read_release failed (a 'modified
+    # file' fingerprint error or a support error): JSON brought them back as strings
+    values = _NOT_JSON[kind]
+    with pytest.raises(PrivateDtypeError, match="JSON"):
+        pi.reference.Categorical(values)
+    sample = pd.Series(values, name="v")
+    with pytest.raises(PrivateDtypeError, match="JSON"):
+        pi.reference.Empirical(sample)
+    with pytest.raises(PrivateDtypeError, match="JSON"):
+        pi.reference.Empirical(pd.DataFrame({"w": [1.0, 2.0, 3.0], "v": sample}))
+
+
+def test_reference_of_strings_and_numbers_round_trips_through_a_file(tmp_path):
+    rng = np.random.default_rng(0)
+    ref = {
+        "g": pi.reference.Categorical(["a", "b", "c"]),
+        "e": pi.reference.Empirical(pd.Series([1, 5, 7], name="e")),
+    }
+    mech = pi.AlphaIdentity(0.5, ref)
+    raw = pd.DataFrame({
+        "g": ["a", "b", "c", "a"] * 10,
+        "e": [1, 5, 7, 1] * 10,
+        "y": rng.normal(size=40),
+    })
+    with pytest.warns(pi.exceptions.SeedReleaseWarning):
+        released = mech.privatize(raw, public=["y"], random_state=0)
+    path = tmp_path / "r.parquet"
+    pi.write_release(released, path)
+    assert pi.AlphaIdentity.from_released(pi.read_release(path)) == mech
