@@ -52,6 +52,7 @@ from privinfer.mechanisms.reference import (
     _is_real_numeric,
     as_reference,
     check_private_columns,
+    description_hash,
 )
 
 __all__ = ["ATTRS_KEY", "RELEASE_KEY", "AlphaIdentity", "secure_permutation", "secure_uniform"]
@@ -151,7 +152,7 @@ class AlphaIdentity:
         return isinstance(other, AlphaIdentity) and self.to_dict() == other.to_dict()
 
     def __hash__(self) -> int:
-        return hash(json.dumps(self.to_dict(), sort_keys=True, default=str))
+        return description_hash(self.to_dict())
 
     def __repr__(self) -> str:
         return f"AlphaIdentity(alpha={self.alpha:g}, reference={self.reference!r})"

@@ -121,7 +121,7 @@ class Component(ABC):
         return type(self) is type(other) and self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
-        return hash(repr(self.to_dict()))
+        return description_hash(self.to_dict())
 
 
 class Uniform(Component):
@@ -225,6 +225,30 @@ def check_private_columns(private: Sequence[str], columns: Any, owner: str) -> N
         f"{owner}: private column(s) {missing!r} of the mechanism are missing from the "
         f"data (columns present: {list(columns)!r}).{hint}"
     )
+
+
+def description_hash(description: Any) -> int:
+    """A hash of a ``to_dict`` description that agrees with its ``==``.
+
+    Descriptions compare with Python's ``==``, under which ``1 == 1.0 == True``; hashing
+    their ``repr`` (``'1'`` against ``'1.0'``) gave equal objects different hashes. Dicts
+    become frozensets of items and lists tuples, whose hashes follow ``==``.
+
+    Examples
+    --------
+    >>> description_hash({"levels": [1, 2]}) == description_hash({"levels": [1.0, 2.0]})
+    True
+    """
+    return hash(_frozen(description))
+
+
+def _frozen(value: Any) -> Any:
+    """Dicts and lists of a description as frozensets and tuples (hashable, same ``==``)."""
+    if isinstance(value, Mapping):
+        return frozenset((k, _frozen(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 def _plain(value: Any) -> Any:
@@ -751,7 +775,7 @@ class ProductReference:
         return isinstance(other, ProductReference) and self.to_dict() == other.to_dict()
 
     def __hash__(self) -> int:
-        return hash(repr(self.to_dict()))
+        return description_hash(self.to_dict())
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{c[0] if len(c) == 1 else c!r}: {comp!r}" for c, comp in self.parts)

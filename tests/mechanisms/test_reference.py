@@ -195,3 +195,31 @@ def test_reference_of_strings_and_numbers_round_trips_through_a_file(tmp_path):
     path = tmp_path / "r.parquet"
     pi.write_release(released, path)
     assert pi.AlphaIdentity.from_released(pi.read_release(path)) == mech
+
+
+def _equal_pairs():
+    cat = pi.reference.Categorical
+    emp = pi.reference.Empirical
+    return [
+        (cat([1, 2]), cat([1.0, 2.0])),
+        (cat([True, False]), cat([1, 0])),
+        (emp(pd.Series([1, 2], name="x")), emp(pd.Series([1.0, 2.0], name="x"))),
+        (pi.mechanisms.reference.ProductReference({"g": cat([1, 2])}),
+         pi.mechanisms.reference.ProductReference({"g": cat([1.0, 2.0])})),
+        (pi.AlphaIdentity(0.5, {"g": cat([1, 2])}), pi.AlphaIdentity(0.5, {"g": cat([1.0, 2.0])})),
+    ]
+
+
+@pytest.mark.parametrize("pair", range(5))
+def test_equal_references_and_mechanisms_hash_equal(pair):
+    a, b = _equal_pairs()[pair]
+    assert a == b
+    assert hash(a) == hash(b)
+    assert len({a, b}) == 1
+
+
+def test_different_references_still_differ():
+    cat = pi.reference.Categorical
+    assert cat(["a", "b"]) != cat(["a", "b"], probs=[0.3, 0.7])
+    assert pi.AlphaIdentity(0.5, {"g": cat("ab")}) != pi.AlphaIdentity(0.4, {"g": cat("ab")})
+    assert len({cat(["a", "b"]), cat(["b", "a"])}) == 2
