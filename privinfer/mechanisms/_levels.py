@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from privinfer.exceptions import OutOfSupportError
+from privinfer.mechanisms.reference import levels_text
 
 __all__ = [
     "as_levels", "drop_unused_categories", "level_codes", "union_used", "used_categories",
@@ -50,7 +51,7 @@ def level_codes(values: pd.Series, levels: Sequence[Any], column: str) -> np.nda
             bad = rest[mapped < 0].unique()[:5].tolist()
             raise OutOfSupportError(
                 f"column {column!r} holds values {bad!r} outside the public levels "
-                f"{list(levels)!r} of its reference."
+                f"{levels_text(levels)} of its reference."
             )
         codes[unmatched] = mapped
     return codes

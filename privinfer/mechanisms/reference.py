@@ -256,6 +256,34 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+#: Entries a repr or message lists in full; a longer list shows its ends and a count.
+_LIST_IN_FULL = 10
+
+
+def _preview(texts: Sequence[str], noun: str, brackets: str = "[]") -> str:
+    """Join ``texts`` in ``brackets``; past :data:`_LIST_IN_FULL`, the ends and a count.
+
+    A reference with thousands of levels or columns would otherwise put all of them in
+    its repr and in every message that quotes it.
+
+    Examples
+    --------
+    >>> _preview(["1", "2"], "levels")
+    '[1, 2]'
+    >>> _preview([str(i) for i in range(100)], "levels")
+    '[0, 1, 2, 3, 4, ..., 98, 99] (100 levels)'
+    """
+    if len(texts) <= _LIST_IN_FULL:
+        return f"{brackets[0]}{', '.join(texts)}{brackets[1]}"
+    shown = [*texts[:5], "...", *texts[-2:]]
+    return f"{brackets[0]}{', '.join(shown)}{brackets[1]} ({len(texts)} {noun})"
+
+
+def levels_text(levels: Sequence[Any]) -> str:
+    """The levels as a (possibly shortened) list, numpy scalars shown plainly."""
+    return _preview([repr(_plain(lv)) for lv in levels], "levels")
+
+
 def _check_json_scalars(values: Any, what: str) -> None:
     """Raise :class:`PrivateDtypeError` unless every value is a string, number or bool.
 
@@ -367,7 +395,7 @@ class Categorical(Component):
         return {"kind": "categorical", "levels": levels, "probs": self.probs.tolist()}
 
     def __repr__(self) -> str:
-        return f"Categorical({self.levels!r})"
+        return f"Categorical({levels_text(self.levels)})"
 
 
 class Frozen(Component):
@@ -478,7 +506,9 @@ class Frozen(Component):
         }
 
     def __repr__(self) -> str:
-        return f"Frozen({self.dist.dist.name}{tuple(self.dist.args)}{self.dist.kwds or ''})"
+        args = [repr(_plain(a)) for a in self.dist.args]
+        args += [f"{k}={_plain(v)!r}" for k, v in self.dist.kwds.items()]
+        return f"Frozen({self.dist.dist.name}({', '.join(args)}))"
 
 
 class Empirical(Component):
@@ -606,7 +636,8 @@ class Empirical(Component):
         return {"kind": "empirical", "data": data}
 
     def __repr__(self) -> str:
-        return f"Empirical(n={len(self.sample_frame)}, columns={list(self.sample_frame.columns)})"
+        columns = _preview([repr(_plain(c)) for c in self.sample_frame.columns], "columns")
+        return f"Empirical(n={len(self.sample_frame)}, columns={columns})"
 
 
 def component_from_dict(d: Mapping[str, Any]) -> Component:
@@ -778,8 +809,8 @@ class ProductReference:
         return description_hash(self.to_dict())
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{c[0] if len(c) == 1 else c!r}: {comp!r}" for c, comp in self.parts)
-        return f"ProductReference({{{inner}}})"
+        items = [f"{c[0] if len(c) == 1 else c!r}: {comp!r}" for c, comp in self.parts]
+        return f"ProductReference({_preview(items, 'components', '{}')})"
 
     # -- sampling ----------------------------------------------------------------------
     def _assemble(self, pieces: list[tuple[tuple[str, ...], Any]], n: int) -> pd.DataFrame:
@@ -942,7 +973,8 @@ class ProductReference:
                     values = sorted({_plain(v) for v in sample[cols[0]]}, key=repr)
                     raise UnknownCategoryError(
                         f"{owner}: column {cols[0]!r} has values {values!r} "
-                        f"({rows.size} row(s)) outside the public levels {comp.levels!r} declared "
+                        f"({rows.size} row(s)) outside the public levels "
+                        f"{levels_text(comp.levels)} declared "
                         "by the mechanism's reference distribution (levels match by value "
                         "and kind: the number 1 is not the string '1')."
                     )

@@ -223,3 +223,36 @@ def test_different_references_still_differ():
     assert cat(["a", "b"]) != cat(["a", "b"], probs=[0.3, 0.7])
     assert pi.AlphaIdentity(0.5, {"g": cat("ab")}) != pi.AlphaIdentity(0.4, {"g": cat("ab")})
     assert len({cat(["a", "b"]), cat(["b", "a"])}) == 2
+
+
+def test_reprs_of_large_references_stay_short():
+    cat = pi.reference.Categorical(range(10_000))
+    assert repr(cat) == "Categorical([0, 1, 2, 3, 4, ..., 9998, 9999] (10000 levels))"
+    wide = pi.AlphaIdentity(0.5, {f"c{i}": pi.reference.Uniform(0, 1) for i in range(200)})
+    text = repr(wide)
+    assert len(text) < 400 and len(text.splitlines()) <= 15
+    assert "'c199': Uniform(0, 1)} (200 components)" in text
+    emp = pi.reference.Empirical(pd.DataFrame(np.zeros((2, 300))))
+    assert len(repr(emp)) < 100
+    # short references keep their full repr
+    assert repr(pi.reference.Categorical(np.arange(3))) == "Categorical([0, 1, 2])"
+
+
+def test_messages_quoting_a_large_reference_stay_short():
+    mech = pi.AlphaIdentity(0.5, {"g": pi.reference.Categorical(range(10_000))})
+    with pytest.raises(pi.exceptions.UnknownCategoryError) as info:
+        mech.check_data(pd.DataFrame({"g": [-1]}), "demo", verify=False)
+    assert len(str(info.value)) < 400
+    with pytest.warns(pi.exceptions.UnverifiedReleaseWarning) as record:
+        mech.check_data(pd.DataFrame({"g": np.arange(10_000)}), "demo")
+    assert all(len(str(w.message)) < 600 for w in record)
+
+
+@pytest.mark.parametrize(
+    ("dist", "text"),
+    [(stats.poisson(3), "Frozen(poisson(3))"), (stats.norm(1, 2), "Frozen(norm(1, 2))"),
+     (stats.norm(loc=1, scale=2), "Frozen(norm(loc=1, scale=2))"),
+     (stats.gamma(2.0, scale=np.float64(3)), "Frozen(gamma(2.0, scale=3.0))")],
+)
+def test_frozen_repr_reads_like_the_scipy_call(dist, text):
+    assert repr(pi.reference.Frozen(dist)) == text
