@@ -268,9 +268,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "demo":
-        return _demo(args)
+        return _run_demo(args)
     parser.print_help(sys.stderr)
     return 2
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    """The demo, with running out of memory (an --n too large) as a one-line error."""
+    try:
+        return _demo(args)
+    except MemoryError:
+        print(
+            f"privinfer demo: error: not enough memory for --n {args.n}; use a smaller --n",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -97,3 +97,13 @@ def test_demo_at_a_tiny_alpha_warns_without_a_traceback(capsys, alpha):
     code, _out, err = _run(capsys, "demo", "--n", "60", "--alpha", alpha)
     assert code == 0
     assert "no feasible --n" in err and "raise --alpha" in err
+
+
+def test_demo_with_an_n_too_large_for_memory_is_a_one_line_error(capsys):
+    # 10**15 records need petabytes: numpy refuses the allocation at once
+    code, out, err = _run(capsys, "demo", "--n", str(10**15))
+    assert code == 1
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "not enough memory" in lines[0], err
+    assert "Traceback" not in err
