@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 import warnings
@@ -274,15 +275,26 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    """The demo, with running out of memory (an --n too large) as a one-line error."""
+    """The demo, with running out of memory (an --n too large) as a one-line error.
+
+    A reader that stops early (``privinfer demo | head``) closes the pipe: the demo then
+    stops quietly with status 1 instead of a ``BrokenPipeError`` traceback.
+    """
     try:
-        return _demo(args)
+        code = _demo(args)
+        sys.stdout.flush()  # a closed pipe raises here, not at interpreter exit
     except MemoryError:
         print(
             f"privinfer demo: error: not enough memory for --n {args.n}; use a smaller --n",
             file=sys.stderr,
         )
         return 1
+    except BrokenPipeError:
+        # Python's recipe: point stdout at devnull so the final flush cannot fail again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -107,3 +108,19 @@ def test_demo_with_an_n_too_large_for_memory_is_a_one_line_error(capsys):
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "not enough memory" in lines[0], err
     assert "Traceback" not in err
+
+
+def test_demo_piped_into_a_reader_that_stops_early_ends_quietly():
+    # privinfer demo | head -1: the reader closes the pipe after the first line (output
+    # unbuffered, so that the demo writes on after the pipe is closed)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "privinfer.cli", "demo", "--n", "60"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stdout.readline().startswith("privinfer")
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait(timeout=300) == 1
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
