@@ -1,8 +1,9 @@
 """The ``privinfer`` console script.
 
 ``privinfer demo`` runs the main job end to end on simulated data; ``privinfer --version``
-prints the version. Argument errors are usage errors: one line on standard error and exit
-status 2, never a traceback. Warnings about unreliable settings go to standard error.
+prints the version; ``python -m privinfer`` runs the same script. Argument errors are
+usage errors: one line on standard error and exit status 2, never a traceback. Warnings
+about unreliable settings go to standard error.
 """
 
 from __future__ import annotations

@@ -124,3 +124,19 @@ def test_demo_piped_into_a_reader_that_stops_early_ends_quietly():
     proc.stderr.close()
     assert proc.wait(timeout=300) == 1
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def test_python_dash_m_privinfer_runs_the_console_script():
+    proc = subprocess.run(
+        [sys.executable, "-m", "privinfer", "--version"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"privinfer {privinfer.__version__}"
+    proc = subprocess.run(
+        [sys.executable, "-m", "privinfer", "demo", "--alpha", "0"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("privinfer demo: error:")
+    assert len(proc.stderr.strip().splitlines()) == 1
