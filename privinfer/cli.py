@@ -242,6 +242,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="keep probability in (0, 1]; smaller is more private (default 0.5)")
     demo.add_argument("--seed", type=_seed, default=2026,
                       help="seed of the simulation and the release (default 2026)")
+    demo.set_defaults(command_parser=demo)
     return parser
 
 
@@ -268,7 +269,12 @@ def main(argv: list[str] | None = None) -> int:
     SystemExit: 0
     """
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        # reported by the subcommand, whose --help lists the options it does take
+        getattr(args, "command_parser", parser).error(
+            f"unrecognized arguments: {' '.join(extras)}"
+        )
     if args.command == "demo":
         return _run_demo(args)
     parser.print_help(sys.stderr)

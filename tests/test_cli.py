@@ -140,3 +140,13 @@ def test_python_dash_m_privinfer_runs_the_console_script():
     assert proc.returncode == 2
     assert proc.stderr.startswith("privinfer demo: error:")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv", [("demo", "--bogus"), ("demo", "extra")])
+def test_an_unknown_demo_argument_points_to_the_demo_help(capsys, argv):
+    code, out, err = _run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [
+        f"privinfer demo: error: unrecognized arguments: {argv[1]} "
+        "(see 'privinfer demo --help')"
+    ]
