@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "AlreadyReleasedError",
+    "AtomLeakWarning",
     "BasisSizeError",
     "BootstrapError",
     "ClusterError",
@@ -275,6 +276,18 @@ class UndeclaredColumnWarning(PrivinferWarning):
 
     ``privatize`` publishes only the private columns and the columns named in
     ``public=``; pass ``publish_undeclared=True`` to publish the others too.
+    """
+
+
+class AtomLeakWarning(PrivinferWarning):
+    """Private values have atoms that their continuous reference never draws: values on a
+    grid (whole numbers, a fixed number of decimals) or values shared by many rows (a
+    spike at zero earnings). Released values on those atoms are the kept true values.
+
+    The total-variation guarantee still holds, but those rows' keep/replace status is
+    visible. Use a reference with the same atoms (``Categorical`` levels, a discrete
+    ``Frozen`` law such as ``scipy.stats.randint``, an ``Empirical`` sample of public
+    values).
     """
 
 

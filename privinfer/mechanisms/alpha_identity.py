@@ -36,6 +36,7 @@ from privinfer.exceptions import (
     UndeclaredColumnWarning,
     UnverifiedReleaseWarning,
 )
+from privinfer.mechanisms._atoms import warn_atom_leaks
 from privinfer.mechanisms._consistency import check_reference_share
 from privinfer.mechanisms._leaks import find_leaks, format_leaks
 from privinfer.mechanisms._levels import drop_unused_categories, level_codes
@@ -428,6 +429,8 @@ class AlphaIdentity:
                 "mechanism than the one recorded; privatise the raw data once."
             )
         self.check_data(data, owner, verify=False)
+        if self.alpha < 1.0:
+            warn_atom_leaks(self.reference.parts, data, owner)
         for name, flag in (("publish_undeclared", publish_undeclared), ("shuffle", shuffle),
                            ("secure", secure)):
             if not isinstance(flag, bool):

@@ -1,0 +1,68 @@
+"""Private data with atoms (a grid, a spike) under a continuous reference: the kept rows
+show, and privatize says so (AtomLeakWarning)."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import privinfer as pi
+from privinfer.exceptions import AtomLeakWarning
+from privinfer.mechanisms._atoms import grid_step, tied_share
+
+
+def _raw(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "age": rng.integers(18, 66, n).astype(float),
+        "earn": np.where(rng.random(n) < 0.4, 0.0, rng.exponential(2.0, n)),
+        "u": rng.uniform(18, 65, n),
+        "y": rng.normal(size=n),
+    })
+
+
+def test_whole_numbers_under_a_uniform_reference_warn_and_really_show_the_kept_rows():
+    raw = _raw()
+    mech = pi.AlphaIdentity(0.5, {"age": pi.reference.Uniform(18, 65)})
+    with pytest.warns(AtomLeakWarning, match=r"'age' \(multiples of 1\)"):
+        released = mech.privatize(raw, public=["y"], random_state=None, shuffle=False)
+    # the attack the warning describes: whole released values are exactly the kept ones
+    on_grid = np.isclose(released["age"], np.round(released["age"]))
+    kept = released["age"].to_numpy() == raw["age"].to_numpy()
+    assert np.array_equal(on_grid, kept)
+    assert 0.3 < on_grid.mean() < 0.7
+
+
+def test_a_spike_under_a_continuous_reference_warns_with_its_share():
+    raw = _raw()
+    mech = pi.AlphaIdentity(0.5, {"earn": pi.reference.Frozen(stats.expon(scale=2.0))})
+    spike = r"'earn' \(3\d% of rows on repeated values such as 0\)"
+    with pytest.warns(AtomLeakWarning, match=spike):
+        mech.privatize(raw, public=["y"], random_state=None)
+
+
+@pytest.mark.parametrize(
+    "reference, column, alpha",
+    [
+        (pi.reference.Uniform(18, 65), "u", 0.5),  # continuous data: no atoms
+        (pi.reference.Frozen(stats.randint(18, 66)), "age", 0.5),  # the same grid
+        (pi.reference.Uniform(18, 65), "age", 1.0),  # nothing is replaced
+    ],
+)
+def test_no_warning_where_the_reference_has_the_data_atoms_or_nothing_is_replaced(
+    reference, column, alpha
+):
+    raw = _raw()
+    mech = pi.AlphaIdentity(alpha, {column: reference})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AtomLeakWarning)
+        mech.privatize(raw, public=["y"], random_state=None)
+
+
+def test_grid_and_ties_are_measured():
+    assert grid_step(np.array([1.5, 2.0, 3.25])) == 0.01
+    assert grid_step(np.array([1.0, 2.0, np.pi])) is None
+    share, top = tied_share(np.array([0.0, 0.0, 1.0, 2.0]))
+    assert (share, top) == (0.5, 0.0)
