@@ -3,7 +3,8 @@ r"""Atoms of private data that a continuous reference lacks: kept rows become vi
 The alpha-identity replaces a value by a draw from the reference :math:`Q`. When
 :math:`Q` is atomless (``Uniform``, a continuous ``Frozen`` law) its draws almost surely
 carry every digit and never repeat, while real data have atoms: values recorded on a grid
-(whole years of age, whole dollars, one decimal) or one value shared by many rows (zero
+(whole years of age, whole dollars, one decimal), stored in single precision (32-bit
+floats, as in many statistical file formats), or one value shared by many rows (zero
 earnings). A released value on such an atom is then, almost surely, a kept true value,
 and one off it a replacement. The total-variation guarantee (:math:`\alpha`) still holds
 (it allows a kept value to show), but those rows cannot deny that the released value is
@@ -11,7 +12,8 @@ their own, which is the deniability the mechanism is used for.
 
 :func:`grid_step` finds the coarsest decimal grid :math:`10^{-k}`
 (:math:`k = 0, \dots,` :data:`MAX_DECIMALS`) that holds every value of a column,
-:func:`tied_share` the share of rows whose value another row shares, and
+:func:`single_precision` whether every value is a 32-bit float, :func:`tied_share` the
+share of rows whose value another row shares, and
 :func:`warn_atom_leaks` names the columns with either (a tied share of at least
 :data:`MIN_TIED_SHARE`) before a release. A reference with the same atoms
 (``Categorical`` levels, a discrete ``Frozen`` law such as ``scipy.stats.randint``, an
@@ -28,7 +30,10 @@ import pandas as pd
 
 from privinfer.exceptions import AtomLeakWarning
 
-__all__ = ["MAX_DECIMALS", "MIN_TIED_SHARE", "grid_step", "tied_share", "warn_atom_leaks"]
+__all__ = [
+    "MAX_DECIMALS", "MIN_TIED_SHARE", "grid_step", "single_precision", "tied_share",
+    "warn_atom_leaks",
+]
 
 #: Finest decimal grid looked for (values with more decimals count as continuous).
 MAX_DECIMALS = 6
@@ -59,6 +64,25 @@ def grid_step(values: np.ndarray) -> float | None:
     return None
 
 
+def single_precision(values: np.ndarray) -> bool:
+    """Whether every finite value is a single-precision (float32) number stored as a double.
+
+    Data read from files that store 32-bit floats (Stata's ``float``, many CSV exports of
+    them) are; double-precision draws of a continuous reference almost never are, so a
+    released value that survives a round trip through float32 is a kept one. (A column of
+    dtype ``float32`` is released as one, its draws rounded alike: no leak.)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> single_precision(np.float32([9.93, 3.6]).astype(float)), single_precision(np.array([9.93]))
+    (True, False)
+    """
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    return x.size >= 2 and bool(np.all(x.astype(np.float32).astype(float) == x))
+
+
 def tied_share(values: np.ndarray) -> tuple[float, float]:
     """Share of rows whose value occurs in another row too, and the most frequent value.
 
@@ -77,7 +101,8 @@ def tied_share(values: np.ndarray) -> tuple[float, float]:
 def warn_atom_leaks(parts: Any, data: pd.DataFrame, owner: str) -> list[str]:
     """Warn (:class:`~privinfer.exceptions.AtomLeakWarning`) about the private columns of
     atomless reference components whose values lie on a decimal grid or are shared by at
-    least :data:`MIN_TIED_SHARE` of the rows; returns their descriptions.
+    least :data:`MIN_TIED_SHARE` of the rows, or are all single-precision floats; returns
+    their descriptions.
     """
     found = []
     for cols, comp in parts:
@@ -92,6 +117,8 @@ def warn_atom_leaks(parts: Any, data: pd.DataFrame, owner: str) -> list[str]:
             share, top = tied_share(x)
             if step is not None:
                 found.append(f"{col!r} (multiples of {step:g})")
+            elif series.dtype != np.float32 and single_precision(x):  # float32: so are draws
+                found.append(f"{col!r} (single-precision floats)")
             elif share >= MIN_TIED_SHARE:
                 found.append(f"{col!r} ({share:.0%} of rows on repeated values such as {top:g})")
     if found:
@@ -101,7 +128,9 @@ def warn_atom_leaks(parts: Any, data: pd.DataFrame, owner: str) -> list[str]:
             "kept true value, so those rows' keep/replace status is visible (the "
             "total-variation guarantee alpha still holds, but they cannot deny that the "
             "value is their own). Use a reference with the same atoms (Categorical levels, "
-            "a discrete Frozen law such as scipy.stats.randint, an Empirical sample).",
+            "a discrete Frozen law such as scipy.stats.randint, an Empirical sample); "
+            "single-precision values: pass the column as dtype float32, which rounds the "
+            "draws alike.",
             AtomLeakWarning,
             stacklevel=3,
         )

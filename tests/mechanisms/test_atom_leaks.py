@@ -66,3 +66,22 @@ def test_grid_and_ties_are_measured():
     assert grid_step(np.array([1.0, 2.0, np.pi])) is None
     share, top = tied_share(np.array([0.0, 0.0, 1.0, 2.0]))
     assert (share, top) == (0.5, 0.0)
+
+
+def test_single_precision_values_warn_unless_the_column_is_float32():
+    """Values read from 32-bit floats and stored as doubles survive a float32 round trip;
+    double-precision draws do not, so the kept rows show. A float32 column is released as
+    float32 (its draws rounded alike): no leak, no warning."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.0, 50.0, 300).astype(np.float32)
+    raw = pd.DataFrame({"earn": x.astype(float), "y": rng.normal(size=300)})
+    mech = pi.AlphaIdentity(0.5, {"earn": pi.reference.Uniform(0, 50)})
+    with pytest.warns(AtomLeakWarning, match=r"'earn' \(single-precision floats\)"):
+        released = mech.privatize(raw, public=["y"], random_state=None, shuffle=False)
+    v = released["earn"].to_numpy()
+    kept = v == raw["earn"].to_numpy()
+    assert np.array_equal(v.astype(np.float32).astype(float) == v, kept)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AtomLeakWarning)
+        out = mech.privatize(raw.astype({"earn": "float32"}), public=["y"], random_state=None)
+    assert out["earn"].dtype == np.float32
