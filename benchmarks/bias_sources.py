@@ -47,7 +47,8 @@ fit_crossfit``) as the models call them; they are research probes, not options:
   (``privinfer.nuisance.sieve.TRIPLES = K``, ``linear`` or ``bump``);
 * ``index=L``: single-index atoms up to ladder level ``L`` (``P_2``, ``P_3`` and bumps
   of linear indices of the private columns fitted on the release:
-  ``privinfer.nuisance.sieve.INDEX_ATOMS = True`` with ``INDEX_TOP = L``).
+  ``privinfer.nuisance.sieve.INDEX_ATOMS = True`` with ``INDEX_TOP = L``; the default
+  adds them at ``alpha = 1`` only), ``index=0`` none at any alpha.
 
 Each fit gets a fresh copy of the replication's fitting stream. ``validate.py`` fits the
 estimands of a replication one after another from one ``SeedSequence``, and a fit spawns
@@ -228,9 +229,9 @@ def _install(probe: dict[str, Any]) -> None:
         sieve.BUMP_BY_BUMP_LEVEL = probe["bump"]
     if "triples" in probe:
         sieve.TRIPLES = probe["triples"]
-    if "index" in probe:
-        sieve.INDEX_ATOMS = True
-        sieve.INDEX_TOP = probe["index"]
+    if "index" in probe:  # 0: none at any alpha; L > 0: at every alpha, up to level L
+        sieve.INDEX_ATOMS = probe["index"] > 0
+        sieve.INDEX_TOP = probe["index"] or sieve.INDEX_TOP
 
 
 def _balance(fits: Any, m: int, split: bool = False) -> Any:

@@ -180,8 +180,9 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     if task.get("triples"):
         sieve.TRIPLES = task["triples"]
     index_atoms, index_top = sieve.INDEX_ATOMS, sieve.INDEX_TOP  # --index-atoms
-    if task.get("index_atoms"):
-        sieve.INDEX_ATOMS, sieve.INDEX_TOP = True, int(task["index_atoms"])
+    if task.get("index_atoms") is not None:  # 0: none; L > 0: at every alpha, up to level L
+        top = int(task["index_atoms"])
+        sieve.INDEX_ATOMS, sieve.INDEX_TOP = (True, top) if top > 0 else (False, index_top)
     guard_directions = regularize.GUARD_DIRECTIONS  # --guard-directions
     regularize.GUARD_DIRECTIONS = bool(task.get("guard_directions", False))
     directions_cv = regularize.GUARD_DIRECTIONS_CV  # --guard-directions fits
@@ -899,9 +900,10 @@ def main(argv: list[str] | None = None) -> None:
         type=int,
         default=None,
         metavar="L",
-        help="a research setting: single-index atoms up to ladder level L (P2, P3 and "
-        "bumps of linear indices of the private columns fitted on the release; "
-        "privinfer.nuisance.sieve.INDEX_ATOMS; default off)",
+        help="single-index atoms up to ladder level L at every alpha (P2, P3 and bumps "
+        "of linear indices of the private columns fitted on the release; "
+        "privinfer.nuisance.sieve.INDEX_ATOMS; the default adds them at alpha = 1 only); "
+        "0: none at any alpha (the default before)",
     )
     parser.add_argument("--render", default=None, help="re-render tables from a summary CSV")
     parser.add_argument(

@@ -115,11 +115,12 @@ class ComparisonResults(PersistMixin):
         table = SimpleTable(head + rows, headers=["", *names], title="Model Comparison")
         smry.tables.append(table)
         notes = ["Standard errors in parentheses."]
-        # a fit whose intervals are widened for a bias bound: its own summary's note
+        # a fit whose intervals are widened for a bias bound: its own summary's note (the
+        # PML results compared here carry no bias bound)
         notes.extend(
             f"{label}: {r._bias_note()}"
             for label, r in zip(names, self._results.values(), strict=True)
-            if r._bias_widened
+            if getattr(r, "_bias_widened", False)
         )
         smry.add_extra_txt(notes)
         return smry

@@ -254,7 +254,7 @@ def sieve_basis(inputs: TreatmentData, reference: ReferenceDesign, alpha: float)
     spec = inputs.spec
     caps, odds_cap = arm_caps(inputs, alpha)
     max_size = max(*caps, odds_cap)
-    indices = index_coefficients(inputs, reference, alpha) if sieve_module.INDEX_ATOMS else ()
+    indices = index_coefficients(inputs, reference, alpha) if index_atoms_on(alpha) else ()
     full = SieveBasis.build(
         reference.U,
         reference.weights,
@@ -271,6 +271,17 @@ def sieve_basis(inputs: TreatmentData, reference: ReferenceDesign, alpha: float)
     )
     keep = np.unique(np.concatenate([idx for _, idx in full.candidates(max_size)]))
     return full.restrict(keep, max_size)
+
+
+def index_atoms_on(alpha: float) -> bool:
+    """Whether the sieve gets single-index atoms at this keep probability
+    (:data:`privinfer.nuisance.sieve.INDEX_ATOMS`: ``"alpha1"``, the default, at
+    ``alpha = 1`` only; ``True`` always; ``False`` never).
+    """
+    setting = sieve_module.INDEX_ATOMS
+    if setting == "alpha1":
+        return alpha == 1.0
+    return bool(setting)
 
 
 def index_coefficients(

@@ -512,3 +512,46 @@ def test_index_atoms_span_a_step_in_a_sum_of_binary_items(monkeypatch):
 
     assert cosine(b) > 0.99  # 0.998 on this seed
     assert cosine(naive) < 0.95  # 0.90
+
+
+
+@pytest.mark.parametrize("alpha, expected", [(1.0, True), (0.7, False)])
+def test_index_atoms_alpha1_fits_them_at_alpha_one_only(monkeypatch, alpha, expected):
+    # INDEX_ATOMS = "alpha1": the indices are fitted where nothing is replaced; below
+    # alpha = 1 (indices on deconvolved moments) they cost cells
+    import warnings
+
+    import pandas as pd
+
+    import privinfer as pi
+    import privinfer.models._nuisances as nuisances
+    import privinfer.nuisance.sieve as sieve
+    from privinfer.models._nuisances import index_atoms_on
+
+    calls = []
+    original = nuisances.index_coefficients
+
+    def spy(*args, **kwargs):
+        out = original(*args, **kwargs)
+        calls.append(len(out))
+        return out
+
+    monkeypatch.setattr(nuisances, "index_coefficients", spy)
+    monkeypatch.setattr(sieve, "INDEX_ATOMS", "alpha1")
+    rng = np.random.default_rng(5)
+    n = 1500
+    X = rng.uniform(-1, 1, (n, 3))
+    d = (rng.random(n) < 1 / (1 + np.exp(-X.sum(axis=1)))).astype(int)
+    y = np.tanh(2 * X.sum(axis=1)) + d + rng.normal(size=n)
+    raw = pd.DataFrame(X, columns=["x1", "x2", "x3"]).assign(y=y, d=d)
+    mech = pi.AlphaIdentity(alpha, {c: pi.reference.Uniform(-1, 1) for c in ("x1", "x2", "x3")})
+    released = mech.privatize(raw, public=["y", "d"], random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pi.PrivateATE.from_formula("y ~ d | x1 + x2 + x3", released).fit(random_state=0)
+    assert index_atoms_on(alpha) is expected
+    assert bool(calls) is expected and (not calls or calls[0] >= 1)
+    monkeypatch.setattr(sieve, "INDEX_ATOMS", True)  # the research setting: every alpha
+    assert index_atoms_on(0.7) and index_atoms_on(1.0)
+    monkeypatch.setattr(sieve, "INDEX_ATOMS", False)
+    assert not index_atoms_on(1.0)
