@@ -296,9 +296,11 @@ def index_coefficients(
     private columns by a reference draw independent of everything else, so
     :math:`E[xx'] = \{E[\tilde x\tilde x'] - (1-\alpha)E_{\bar Q}[xx']\}/\alpha` and
     :math:`E[xv] = \{E[\tilde xv] - (1-\alpha)E_{\bar Q}[x]E[v]\}/\alpha` for any
-    public or outcome column :math:`v`. The deconvolved Gram matrix is made positive
-    definite by flooring its eigenvalues at :math:`10^{-6}` of the largest. Returns the
-    coefficients of the private columns, one array per index; none with fewer than two
+    public or outcome column :math:`v`. The columns are first standardised (private ones
+    by the reference's standard deviations, public ones by their own), so that the
+    indices do not depend on the covariates' units, and the deconvolved Gram matrix is
+    made positive definite by flooring its eigenvalues at :math:`10^{-6}` of the largest.
+    Returns the coefficients of the private columns, one array per index; none with fewer than two
     private columns or groups (an index of one column is that column), and an index
     within 0.99 (cosine on the standardised scale) of an earlier one is dropped. A fit
     on a Dask DataFrame (whose basis is chosen from a sample of rows without outcomes)
@@ -322,6 +324,12 @@ def index_coefficients(
         rows = d == lev
         targets.append((rows, np.asarray(inputs.y, dtype=float)[rows]))
     sd = np.sqrt(np.maximum(np.diag(S_ref) - m_ref**2, 1e-12))
+    # every column on its reference (private) or sample (public) scale, so that the
+    # eigenvalue floor below does not depend on the units of the covariates
+    sz = Z.std(axis=0) if Z.shape[0] else np.ones(Z.shape[1])
+    sz = np.where(sz > 0, sz, 1.0)
+    X, Z = X / sd, Z / sz
+    m_ref, S_ref = m_ref / sd, S_ref / np.outer(sd, sd)
     out: list[FloatArray] = []
     kept: list[FloatArray] = []
     for rows, v in targets:
@@ -343,8 +351,7 @@ def index_coefficients(
                   Zs.T @ v / n_s]
         lam, vec = np.linalg.eigh(0.5 * (G + G.T))
         lam = np.maximum(lam, 1e-6 * max(float(lam.max()), 1e-300))
-        b = (vec @ ((vec.T @ c) / lam))[1 : 1 + k]
-        bs = b * sd
+        bs = (vec @ ((vec.T @ c) / lam))[1 : 1 + k]  # on the standardised scale
         norm = float(np.linalg.norm(bs))
         if not np.isfinite(norm) or norm == 0.0:
             continue
@@ -352,7 +359,7 @@ def index_coefficients(
         if any(abs(float(bs @ q)) > 0.99 for q in kept):
             continue
         kept.append(bs)
-        out.append(b)
+        out.append(bs / sd)  # the index x'b in the columns' own units
     return out
 
 
