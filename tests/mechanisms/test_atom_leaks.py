@@ -10,7 +10,13 @@ from scipy import stats
 
 import privinfer as pi
 from privinfer.exceptions import AtomLeakWarning
-from privinfer.mechanisms._atoms import grid_step, tied_share
+from privinfer.mechanisms._atoms import (
+    atom_stats,
+    describe_atoms,
+    grid_step,
+    merge_stats,
+    tied_share,
+)
 
 
 def _raw(n=400, seed=0):
@@ -85,3 +91,16 @@ def test_single_precision_values_warn_unless_the_column_is_float32():
         warnings.simplefilter("error", AtomLeakWarning)
         out = mech.privatize(raw.astype({"earn": "float32"}), public=["y"], random_state=None)
     assert out["earn"].dtype == np.float32
+
+
+def test_partition_summaries_merge_into_the_whole_column():
+    """Grids and single precision combine exactly: a partition of one value does not
+    hide a grid, and the finest partition's grid is the column's."""
+    parts = [np.array([18.0]), np.array([25.0, 40.5]), np.array([0.0, 0.0, 3.0])]
+    whole = atom_stats(np.concatenate(parts))
+    merged = merge_stats(atom_stats(p) for p in parts)
+    assert merged == whole
+    assert describe_atoms("x", merged, np.float64) == "'x' (multiples of 0.1)"
+    assert merge_stats([atom_stats(np.array([18.0])), atom_stats(np.array([1 / 3]))]).grids == (
+        (False,) * 7
+    )
