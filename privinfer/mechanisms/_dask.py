@@ -18,6 +18,13 @@ partition (Dask's shuffle on a random key) and then shuffles within partitions.
 Categories. A public categorical column keeps the categories that some row of the
 release takes, as with pandas; they are collected in the eager validation pass, and
 every partition gets the same list.
+
+Atoms. The same pass summarises every private column under an atomless reference
+component (:func:`~privinfer.mechanisms._atoms.atom_stats`, when alpha < 1); the
+summaries are merged and the column named by the pandas rule (an
+:class:`~privinfer.exceptions.AtomLeakWarning`, once, before the lazy release). The grid
+and single-precision tests are exact; the share of rows on repeated values counts the
+values repeated within a partition (see :mod:`privinfer.mechanisms._atoms`).
 """
 
 from __future__ import annotations
@@ -38,6 +45,14 @@ from privinfer.exceptions import (
     AlreadyReleasedError,
     DataMismatchError,
     UndeclaredColumnWarning,
+)
+from privinfer.mechanisms._atoms import (
+    AtomStats,
+    atom_columns,
+    describe_all,
+    frame_stats,
+    merge_stats,
+    warn_found,
 )
 from privinfer.mechanisms._levels import union_used, used_categories
 
@@ -66,17 +81,15 @@ def _release_partition(
     gets the same list, so the release has one dtype per column.
 
     The release is the whole frame: its description is attached to the Dask frame, and
-    its leak checks ran eagerly (``_check_partition``). No warning filter is set here:
-    partitions run in worker threads, and ``warnings.catch_warnings`` is not
-    thread-safe (overlapping ones restored each other's filters, which left an "ignore
-    UndeclaredColumnWarning" filter in place after every Dask release). The partition
-    holds only published columns, so ``privatize`` drops none and does not warn.
+    its leak and atom checks ran eagerly (``_check_partition``), with their warnings.
+    The partition is validated again as it is loaded and then drawn without the pandas
+    ``privatize``'s checks, which would warn again, per partition, at compute time (no
+    warning filter is set here: partitions run in worker threads, and
+    ``warnings.catch_warnings`` is not thread-safe).
     """
+    mech.check_data(part, OWNER, verify=False)
     rs = None if secure else np.random.default_rng(seed)
-    out = mech.privatize(
-        part, public=public, shuffle=shuffle, random_state=rs, secure=secure,
-        allow_derived=True,
-    )  # fmt: skip
+    out = mech._draw_release(part, public, shuffle=shuffle, random_state=rs, secure=secure)
     for col, cats in categories.items():
         out[col] = out[col].cat.set_categories(cats)
     out.attrs = {}
@@ -84,16 +97,23 @@ def _release_partition(
 
 
 def _check_partition(
-    part: pd.DataFrame, mech: AlphaIdentity, public: list[str], exempt: list[str], leaks: bool
-) -> tuple[list[dict[str, Any]], dict[str, tuple[list[Any], list[bool]]]]:
-    """Validate one raw partition as the pandas path does; its overridden leaks and the
-    categories its rows take in the public categorical columns.
+    part: pd.DataFrame,
+    mech: AlphaIdentity,
+    public: list[str],
+    exempt: list[str],
+    leaks: bool,
+    atoms: list[str],
+) -> tuple[list[dict[str, Any]], dict[str, tuple[list[Any], list[bool]]], dict[str, AtomStats]]:
+    """Validate one raw partition as the pandas path does; its overridden leaks, the
+    categories its rows take in the public categorical columns, and the atom summaries
+    of the private columns ``atoms``.
     """
     mech.check_data(part, OWNER, verify=False)
     used = used_categories(part, public)
+    stats = frame_stats(part, atoms)
     if not leaks or len(part) == 0:
-        return [], used
-    return mech._leak_check(part, public, exempt, OWNER), used
+        return [], used, stats
+    return mech._leak_check(part, public, exempt, OWNER), used, stats
 
 
 def _random_keys(part: pd.DataFrame, seed: np.random.SeedSequence | None) -> pd.DataFrame:
@@ -177,14 +197,17 @@ def privatize_dask(
     # eager validation and leak checks of every partition: nothing is released (not even
     # a first partition written to disk) when some partition is invalid
     checks = leak_check.startswith("passed")
+    atoms = atom_columns(mech.reference.parts, meta.dtypes) if mech.alpha < 1.0 else []
     (found,) = dask.compute(
         [
-            dask.delayed(_check_partition)(p, mech, public_cols, exempt, checks)
+            dask.delayed(_check_partition)(p, mech, public_cols, exempt, checks, atoms)
             for p in frame.to_delayed()
         ]
     )
-    overridden = list({json.dumps(o, sort_keys=True): o for f, _ in found for o in f}.values())
-    categories = union_used([used for _, used in found])
+    overridden = list({json.dumps(o, sort_keys=True): o for f, _, _ in found for o in f}.values())
+    categories = union_used([used for _, used, _ in found])
+    merged = {col: merge_stats(stats[col] for _, _, stats in found) for col in atoms}
+    warn_found(describe_all(merged, meta.dtypes), OWNER)
     n_parts = frame.npartitions
     if secure:
         seeds: list[np.random.SeedSequence | None] = [None] * (2 * n_parts)

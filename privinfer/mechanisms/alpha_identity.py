@@ -361,6 +361,10 @@ class AlphaIdentity:
         -----
         UndeclaredColumnWarning
             Columns neither private nor declared public were dropped.
+        AtomLeakWarning
+            A private column under an atomless reference component has atoms (a decimal
+            grid, single-precision values, a spike) that the reference never draws, so
+            its kept values show (``alpha < 1``; on Dask, in the eager validation pass).
 
         Notes
         -----
@@ -456,14 +460,39 @@ class AlphaIdentity:
                 UndeclaredColumnWarning,
                 stacklevel=2,
             )
-        n = len(data)
         warn_if_seeded(random_state, owner)
+        if secure and random_state is not None:
+            raise ValueError(
+                "AlphaIdentity.privatize: secure=True draws from the OS generator and "
+                f"cannot be seeded; got random_state={random_state!r}."
+            )
+        out = self._draw_release(
+            data, public_cols, shuffle=shuffle, random_state=random_state, secure=secure
+        )
+        out.attrs = self.release_attrs(
+            public_cols, dropped, publish_undeclared=publish_undeclared, shuffled=shuffle,
+            exempt=exempt, leak_check=leak_check, overridden=overridden, secure=secure,
+            n_rows=len(data),
+        )  # fmt: skip
+        return out
+
+    def _draw_release(
+        self,
+        data: pd.DataFrame,
+        public_cols: Sequence[str],
+        *,
+        shuffle: bool,
+        random_state: RandomStateLike,
+        secure: bool,
+    ) -> pd.DataFrame:
+        """The released rows of validated ``data`` (no ``attrs``): the keep coins, the
+        replacement draws, the published columns, the row order.
+
+        Shared by :meth:`privatize` and the partitions of a Dask release, whose checks
+        and warnings ran once, for the whole frame, before.
+        """
+        n = len(data)
         if secure:
-            if random_state is not None:
-                raise ValueError(
-                    "AlphaIdentity.privatize: secure=True draws from the OS generator and "
-                    f"cannot be seeded; got random_state={random_state!r}."
-                )
             replaced = secure_uniform(n) >= self.alpha
             draws = self.reference.from_unit_draws(
                 secure_uniform(int(replaced.sum()) * len(self.reference.parts)).reshape(
@@ -479,6 +508,7 @@ class AlphaIdentity:
         published = [c for c in data.columns if c in self.private_columns or c in public_cols]
         out = data.loc[:, published].copy()
         out.index = pd.RangeIndex(n)
+        out.attrs = {}  # the raw frame's attrs stay behind (the caller sets the release's)
         out.columns = out.columns.rename(None)  # the raw frame's columns.name stays behind
         # and so do its flags (allows_duplicate_labels=False would travel with .loc/.copy)
         out = out.set_flags(allows_duplicate_labels=True)
@@ -513,10 +543,6 @@ class AlphaIdentity:
         if order is not None:
             out = out.take(order)
             out.index = pd.RangeIndex(n)
-        out.attrs = self.release_attrs(
-            public_cols, dropped, publish_undeclared=publish_undeclared, shuffled=shuffle,
-            exempt=exempt, leak_check=leak_check, overridden=overridden, secure=secure, n_rows=n,
-        )
         return out
 
     def release_attrs(

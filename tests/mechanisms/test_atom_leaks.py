@@ -93,6 +93,83 @@ def test_single_precision_values_warn_unless_the_column_is_float32():
     assert out["earn"].dtype == np.float32
 
 
+# -- Dask: the same rule, in the eager validation pass ---------------------------------
+def _dask_raw(zeros=(8, 3, 3), rows=400, seed=1):
+    """Three partitions of ``rows`` rows; partition i holds ``zeros[i]`` zero earnings."""
+    rng = np.random.default_rng(seed)
+    n = 3 * rows
+    earn = rng.exponential(2.0, n)
+    for i, k in enumerate(zeros):
+        earn[i * rows : i * rows + k] = 0.0
+    return pd.DataFrame({
+        "age": rng.integers(18, 66, n).astype(float),
+        "earn": earn,
+        "u": rng.uniform(18, 65, n),
+        "f32": rng.uniform(0.0, 50.0, n).astype(np.float32).astype(float),
+        "y": rng.normal(size=n),
+    })
+
+
+def _atom_warnings(mech, data):
+    """The AtomLeakWarnings of privatising ``data`` (kept in full), and the release."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = mech.privatize(data, public=["y"], random_state=None)
+    return [w for w in caught if issubclass(w.category, AtomLeakWarning)], out
+
+
+def _dask(raw):
+    dd = pytest.importorskip("dask.dataframe")
+    ddf = dd.from_pandas(raw, npartitions=3)
+    assert ddf.map_partitions(len).compute().tolist() == [len(raw) // 3] * 3
+    return ddf
+
+
+def test_dask_whole_numbers_warn_once_at_the_users_line_and_not_again_at_compute():
+    raw = _dask_raw()
+    mech = pi.AlphaIdentity(0.5, {"age": pi.reference.Uniform(18, 65)})
+    caught, out = _atom_warnings(mech, _dask(raw))
+    assert len(caught) == 1 and "'age' (multiples of 1)" in str(caught[0].message)
+    assert caught[0].filename == __file__  # the user's line, not privinfer's
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AtomLeakWarning)  # no warning per partition
+        released = out.compute()
+    assert len(released) == len(raw)
+
+
+@pytest.mark.parametrize(
+    "column, reference, dtype, alpha, zeros, named",
+    [
+        ("age", pi.reference.Uniform(18, 65), None, 0.5, (8, 3, 3), "'age' (multiples of 1)"),
+        # 14 zeros in 1200 rows (2%, 0.75%, 0.75% of the partitions): 1.2% over all of them
+        ("earn", pi.reference.Frozen(stats.expon(scale=2.0)), None, 0.5, (8, 3, 3),
+         "'earn' (1% of rows on repeated values such as 0)"),
+        ("f32", pi.reference.Uniform(0, 50), None, 0.5, (8, 3, 3),
+         "'f32' (single-precision floats)"),
+        # 0.5% zeros in every partition are 0.5% of all rows: below the 1% of the rule
+        ("earn", pi.reference.Frozen(stats.expon(scale=2.0)), None, 0.5, (2, 2, 2), None),
+        ("u", pi.reference.Uniform(18, 65), None, 0.5, (8, 3, 3), None),
+        ("f32", pi.reference.Uniform(0, 50), "float32", 0.5, (8, 3, 3), None),
+        ("age", pi.reference.Uniform(18, 65), None, 1.0, (8, 3, 3), None),
+    ],
+)  # fmt: skip
+def test_dask_names_the_columns_that_pandas_names_on_the_whole_frame(
+    column, reference, dtype, alpha, zeros, named
+):
+    raw = _dask_raw(zeros)
+    if dtype is not None:
+        raw = raw.astype({column: dtype})
+    mech = pi.AlphaIdentity(alpha, {column: reference})
+    on_dask, _ = _atom_warnings(mech, _dask(raw))
+    on_pandas, _ = _atom_warnings(mech, raw)
+    assert [str(w.message) for w in on_dask] == [str(w.message) for w in on_pandas]
+    if named is None:
+        assert on_dask == []
+    else:
+        assert len(on_dask) == 1 and named in str(on_dask[0].message)
+        assert on_dask[0].filename == __file__
+
+
 def test_partition_summaries_merge_into_the_whole_column():
     """Grids and single precision combine exactly: a partition of one value does not
     hide a grid, and the finest partition's grid is the column's."""
