@@ -242,7 +242,7 @@ def describe_atoms(col: str, stats: AtomStats, dtype: Any) -> str | None:
     step = _step(stats.grids) if stats.n >= 2 else None
     if step is not None:
         return f"{col!r} (multiples of {step:g})"
-    if stats.n >= 2 and stats.single and dtype != np.float32:
+    if stats.n >= 2 and stats.single and getattr(dtype, "numpy_dtype", dtype) != np.float32:
         return f"{col!r} (single-precision floats)"
     share = stats.tied / stats.n if stats.n else 0.0
     if share >= MIN_TIED_SHARE:

@@ -181,3 +181,13 @@ def test_partition_summaries_merge_into_the_whole_column():
     assert merge_stats([atom_stats(np.array([18.0])), atom_stats(np.array([1 / 3]))]).grids == (
         (False,) * 7
     )
+
+
+def test_a_nullable_float32_column_is_released_as_float32_and_does_not_warn():
+    rng = np.random.default_rng(4)
+    x = rng.uniform(0.0, 50.0, 300).astype(np.float32)
+    raw = pd.DataFrame({"earn": pd.array(x, dtype="Float32"), "y": rng.normal(size=300)})
+    mech = pi.AlphaIdentity(0.5, {"earn": pi.reference.Uniform(0, 50)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AtomLeakWarning)
+        mech.privatize(raw, public=["y"], random_state=None)
