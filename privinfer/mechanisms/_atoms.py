@@ -10,12 +10,12 @@ and one off it a replacement. The total-variation guarantee (:math:`\alpha`) sti
 (it allows a kept value to show), but those rows cannot deny that the released value is
 their own, which is the deniability the mechanism is used for.
 
-:func:`grid_step` finds the coarsest decimal grid :math:`10^{-k}`
-(:math:`k = 0, \dots,` :data:`MAX_DECIMALS`) that holds every value of a column,
-:func:`single_precision` whether every value is a 32-bit float, :func:`tied_share` the
-share of rows whose value another row shares, and
-:func:`warn_atom_leaks` names the columns with either (a tied share of at least
-:data:`MIN_TIED_SHARE`) before a release. A reference with the same atoms
+:func:`atom_stats` summarises what the check needs of a column: on which decimal grids
+:math:`10^{-k}` (:math:`k = 0, \dots,` :data:`MAX_DECIMALS`) all its values lie, whether
+all are 32-bit floats, and how many rows share their value with another row;
+:func:`warn_atom_leaks` names the columns with a grid, single precision or a tied share
+of at least :data:`MIN_TIED_SHARE` before a release (:func:`grid_step` and
+:func:`tied_share` read one column's summary). A reference with the same atoms
 (``Categorical`` levels, a discrete ``Frozen`` law such as ``scipy.stats.randint``, an
 ``Empirical`` sample) avoids it.
 
@@ -46,8 +46,8 @@ from privinfer.exceptions import AtomLeakWarning
 
 __all__ = [
     "MAX_DECIMALS", "MIN_TIED_SHARE", "AtomStats", "atom_columns", "atom_stats",
-    "describe_all", "describe_atoms", "frame_stats", "grid_step", "merge_stats", "single_precision",
-    "tied_share", "warn_atom_leaks", "warn_found",
+    "describe_all", "describe_atoms", "frame_stats", "grid_step", "merge_stats", "tied_share",
+    "warn_atom_leaks", "warn_found",
 ]
 
 #: Finest decimal grid looked for (values with more decimals count as continuous).
@@ -93,29 +93,19 @@ def grid_step(values: np.ndarray) -> float | None:
 
 
 def _all_single(x: np.ndarray) -> bool:
-    return bool(np.all(x.astype(np.float32).astype(float) == x))
-
-
-def single_precision(values: np.ndarray) -> bool:
-    """Whether every finite value is a single-precision (float32) number stored as a double.
+    """Whether every value is a single-precision (float32) number stored as a double.
 
     Data read from files that store 32-bit floats (Stata's ``float``, many CSV exports of
     them) are; double-precision draws of a continuous reference almost never are, so a
     released value that survives a round trip through float32 is a kept one. (A column of
     dtype ``float32`` is released as one, its draws rounded alike: no leak.)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> single_precision(np.float32([9.93, 3.6]).astype(float)), single_precision(np.array([9.93]))
-    (True, False)
     """
-    x = _finite(values)
-    return x.size >= 2 and _all_single(x)
+    return bool(np.all(x.astype(np.float32).astype(float) == x))
 
 
 def tied_share(values: np.ndarray) -> tuple[float, float]:
-    """Share of rows whose value occurs in another row too, and the most frequent value.
+    """Share of the finite values that another value equals, and the most frequent
+    repeated value (NaN if none): read off :func:`atom_stats`.
 
     Examples
     --------
@@ -123,10 +113,9 @@ def tied_share(values: np.ndarray) -> tuple[float, float]:
     >>> tied_share(np.array([0.0, 0.0, 0.0, 1.25, 2.5]))
     (0.6, 0.0)
     """
-    counts = pd.Series(np.asarray(values, dtype=float)).value_counts()
-    if counts.empty:
-        return 0.0, float("nan")
-    return float(counts[counts > 1].sum() / counts.sum()), float(counts.index[0])
+    stats = atom_stats(values)
+    share = stats.tied / stats.n if stats.n else 0.0
+    return share, stats.top[0][0] if stats.top else float("nan")
 
 
 @dataclass(frozen=True)
