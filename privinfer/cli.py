@@ -93,6 +93,10 @@ def _warn(message: str) -> None:
     print(f"privinfer demo: warning: {message}", file=sys.stderr)
 
 
+def _error(message: str) -> None:
+    print(f"privinfer demo: error: {message}", file=sys.stderr)
+
+
 def simulate_demo_data(n: int, random_state: int | None = None) -> pd.DataFrame:
     """A job-training style dataset with a known ATE (1.0) and a nonlinear outcome.
 
@@ -185,7 +189,7 @@ def _demo(args: argparse.Namespace) -> int:
                     random_state=args.seed
                 )
         except pi.exceptions.PrivinferError as exc:
-            print(f"privinfer demo: error: {exc}", file=sys.stderr)
+            _error(str(exc))
             return 1
         repairs = res.diagnostics.gram_repairs
         n_indefinite = sum(g.min_eigenvalue < 0 for g in repairs)
@@ -291,10 +295,7 @@ def _run_demo(args: argparse.Namespace) -> int:
         code = _demo(args)
         sys.stdout.flush()  # a closed pipe raises here, not at interpreter exit
     except MemoryError:
-        print(
-            f"privinfer demo: error: not enough memory for --n {args.n}; use a smaller --n",
-            file=sys.stderr,
-        )
+        _error(f"not enough memory for --n {args.n}; use a smaller --n")
         return 1
     except BrokenPipeError:
         # Python's recipe: point stdout at devnull so the final flush cannot fail again
